@@ -1,0 +1,88 @@
+"""The Observation: what happened during one run, recorded raw as a history.
+
+Checkers read it offline and never talk to the system under test. Objects are kept as raw
+bytes; decoding them is the checkers' job (with the model's format code).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ProducedRecord:
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int | None
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    at_ms: int = 0
+
+
+@dataclass(frozen=True)
+class S3Object:
+    key: str
+    size: int
+    etag: str
+    body: bytes | None = None
+    last_modified_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class BucketSample:
+    """A listing of the bucket (with bodies where read) taken at `at_ms`."""
+
+    at_ms: int
+    objects: tuple[S3Object, ...]
+    open_uploads: tuple[tuple[str, str], ...] = ()  # (key, upload id)
+
+
+@dataclass(frozen=True)
+class OffsetSample:
+    """The sink's committed offsets ("topic-partition" -> next offset to read) at `at_ms`."""
+
+    at_ms: int
+    committed: dict[str, int]
+    generation: int | None = None
+
+
+@dataclass(frozen=True)
+class FaultEvent:
+    """A fault as applied: `fired` is False when its trigger never matched."""
+
+    kind: str
+    params: dict[str, Any]
+    fired: bool
+    at_ms: int | None = None
+    until_ms: int | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class StatusSample:
+    at_ms: int
+    connector_state: str
+    task_states: tuple[str, ...]
+    trace: str | None = None
+
+
+@dataclass
+class Observation:
+    produced: list[ProducedRecord] = field(default_factory=list)
+    bucket_samples: list[BucketSample] = field(default_factory=list)
+    offset_samples: list[OffsetSample] = field(default_factory=list)
+    faults: list[FaultEvent] = field(default_factory=list)
+    statuses: list[StatusSample] = field(default_factory=list)
+    quiet: bool | None = None
+    still_moving: str = ""
+    log_paths: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def final_bucket(self) -> BucketSample | None:
+        return self.bucket_samples[-1] if self.bucket_samples else None
+
+    @property
+    def final_offsets(self) -> dict[str, int]:
+        return dict(self.offset_samples[-1].committed) if self.offset_samples else {}
