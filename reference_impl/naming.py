@@ -1,0 +1,40 @@
+"""Object keys (R5.1–R5.3, R11.2)."""
+from __future__ import annotations
+
+from reference_impl.config import SinkConfig
+from reference_impl.formats import FormatOptions, format_for
+
+
+def format_options(cfg: SinkConfig) -> FormatOptions:
+    return FormatOptions(
+        compression=cfg.compression_type,
+        compression_level=cfg.compression_level,
+        avro_codec=cfg.avro_codec,
+        parquet_codec=cfg.parquet_codec,
+        json_decimal_format=cfg.json_decimal_format,
+        bytearray_separator=cfg.bytearray_separator,
+        bytearray_extension=cfg.bytearray_extension,
+    )
+
+
+def directory(cfg: SinkConfig, topic: str, ep: str) -> str:
+    d = cfg.directory_delim
+    prefix = f"{cfg.topics_dir}{d}" if cfg.topics_dir.strip() else ""
+    return f"{prefix}{topic}{d}{ep}"
+
+
+def object_key(cfg: SinkConfig, topic: str, partition: int, ep: str, start_offset: int, view: str = "value") -> str:
+    """R5.1: `[topics.dir/]topic/ep/topic+partition+startOffset.ext`; keys and headers objects
+    put `.keys`/`.headers` before their own format's extension (R11.2)."""
+    if cfg.zero_pad_width == 0:
+        # Java's String.format("%00d") throws (spec open question 3): the first file fails.
+        from reference_impl.errors import FatalError
+        raise FatalError("R5.1", "filename.offset.zero.pad.width=0 builds the format %00d, which Java rejects")
+    opts = format_options(cfg)
+    fmt_class = {"value": cfg.format_class, "keys": cfg.keys_format_class, "headers": cfg.headers_format_class}[view]
+    ext = format_for(fmt_class).extension(opts)
+    if view != "value":
+        ext = f".{view}{ext}"
+    f = cfg.file_delim
+    name = f"{topic}{f}{partition}{f}{start_offset:0{cfg.zero_pad_width}d}{ext}"
+    return f"{directory(cfg, topic, ep)}{cfg.directory_delim}{name}"

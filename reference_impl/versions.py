@@ -1,0 +1,136 @@
+"""Connector versions and the behaviour each one has (spec section 18).
+
+A `VersionProfile` answers "does this version do X?" for every rule whose behaviour changed
+between releases. The fold asks the profile; nothing else compares version numbers.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DEFAULT_VERSION = "12.1.9"  # the release whose sources the spec was read from
+
+Version = tuple[int, int, int]
+
+
+class VersionError(ValueError):
+    pass
+
+
+def parse_version(text: str) -> Version:
+    m = re.fullmatch(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-.+].*)?\s*", text or "")
+    if not m:
+        raise VersionError(
+            f"connector version {text!r} is not of the form MAJOR.MINOR.PATCH (for example 10.5.23)"
+        )
+    return (int(m[1]), int(m[2]), int(m[3] or 0))
+
+
+def _in_line(v: Version, line: tuple[int, int], lo: int, hi: int | None = None) -> bool:
+    return v[:2] == line and v[2] >= lo and (hi is None or v[2] <= hi)
+
+
+# Partition-change rotation was removed by commit 1c748db0 on these lines (inclusive ranges).
+_PARTITION_CHANGE_REMOVED = {
+    (10, 0): (35, None),  # the 10.0 line never got the flag back (inference: no restore listed)
+    (10, 1): (23, 25),
+    (10, 2): (22, 23),
+    (10, 3): (18, 20),
+    (10, 4): (16, 18),
+    (10, 5): (16, 23),
+    (10, 6): (0, 2),
+}
+# First patch of each line where `rotate.file.on.partition.change` restores it (PR #830).
+_PARTITION_CHANGE_FLAG = {(10, 1): 26, (10, 2): 24, (10, 3): 21, (10, 4): 19, (10, 5): 24, (10, 6): 3}
+# report.null.values.to.dlq (PR #774): first patch per line where known.
+_REPORT_NULLS_FLAG = {(10, 0): 33, (10, 1): 22}
+
+
+@dataclass(frozen=True)
+class VersionProfile:
+    version: Version
+
+    @classmethod
+    def of(cls, text: str | None) -> "VersionProfile":
+        return cls(parse_version(text or DEFAULT_VERSION))
+
+    @property
+    def text(self) -> str:
+        return ".".join(map(str, self.version))
+
+    def _at_least(self, *v: int) -> bool:
+        return self.version >= tuple(v)
+
+    @property
+    def partition_change_rotation(self) -> str:
+        """'always' (no flag yet), 'absent' (removed), or 'flag' (rotate.file.on.partition.change)."""
+        line = self.version[:2]
+        if line in _PARTITION_CHANGE_FLAG and self.version[2] >= _PARTITION_CHANGE_FLAG[line]:
+            return "flag"
+        if self.version >= (11, 0, 0):
+            return "flag"
+        if line in _PARTITION_CHANGE_REMOVED:
+            lo, hi = _PARTITION_CHANGE_REMOVED[line]
+            if _in_line(self.version, line, lo, hi):
+                return "absent"
+        return "always"
+
+    @property
+    def idle_schedule_reset(self) -> bool:
+        """R3.5: the expired boundary moves on at the start of write() when nothing is pending."""
+        v = self.version
+        return (
+            v >= (10, 0, 5)
+            or _in_line(v, (5, 4), 7)
+            or _in_line(v, (5, 5), 8)
+        )
+
+    @property
+    def conditional_writes(self) -> bool:
+        """R8: `enable.conditional.writes` exists (10.6.0+)."""
+        return self._at_least(10, 6, 0)
+
+    @property
+    def unwraps_time_partitioner(self) -> bool:
+        """R3.9: time rotation sees through the schema-affix and tombstone wrappers (12.1.0+)."""
+        return self._at_least(12, 1, 0)
+
+    @property
+    def tombstone_partition_change_exemption(self) -> bool:
+        """R3.3: a change to or from the tombstone ep does not rotate (12.1.0+)."""
+        return self._at_least(12, 1, 0)
+
+    @property
+    def max_open_files(self) -> bool:
+        """R3.6: `partitioner.max.open.files` exists (10.6.7+)."""
+        return self._at_least(10, 6, 7)
+
+    @property
+    def null_value_policy(self) -> bool:
+        """R12: `behavior.on.null.values` exists (5.4.0+); before, a null value kills the task."""
+        return self._at_least(5, 4, 0)
+
+    @property
+    def null_write_policy(self) -> bool:
+        """R12.3: `behavior.on.null.values=write` exists (10.4.0+)."""
+        return self._at_least(10, 4, 0)
+
+    @property
+    def keys_and_headers(self) -> bool:
+        """R11: `store.kafka.keys` / `store.kafka.headers` exist (10.0.0+)."""
+        return self._at_least(10, 0, 0)
+
+    @property
+    def report_null_values_flag(self) -> bool:
+        line = self.version[:2]
+        if line in _REPORT_NULLS_FLAG:
+            return self.version[2] >= _REPORT_NULLS_FLAG[line]
+        return self._at_least(10, 6, 0)
+
+    @property
+    def json_decimal_format(self) -> bool:
+        return self._at_least(10, 0, 24)
+
+    @property
+    def schema_affix(self) -> bool:
+        return self._at_least(10, 4, 0)
