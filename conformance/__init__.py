@@ -1,0 +1,1 @@
+"""The conformance suite: scenarios and strategies, faults, claims, checkers, the pytest plugin."""

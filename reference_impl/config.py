@@ -178,6 +178,7 @@ class SinkConfig:
     dlq_topic: str = ""
     errors_log_enable: bool = False
     part_size: int = 26214400
+    retry_backoff_ms: int = 5000
     version: VersionProfile = field(default_factory=lambda: VersionProfile.of(None))
     # problems the real connector would only raise when a task starts (R6.3)
     task_start_problems: tuple[ConfigProblem, ...] = ()
@@ -328,13 +329,13 @@ def parse_config(
     typed("max.write.duration.ms", "max_write_duration_ms", anylong)
     typed("s3.schema.partition.affix.type", "schema_affix", choice({"NONE", "PREFIX", "SUFFIX"}))
     typed("s3.part.size", "part_size", ranged(5 * MIB, INT_MAX))
+    typed("retry.backoff.ms", "retry_backoff_ms", anylong)
     typed("errors.tolerance", "errors_tolerance", choice({"none", "all"}, case_sensitive=False))
     typed("errors.deadletterqueue.topic.name", "dlq_topic", lambda s: s.strip())
     typed("errors.log.enable", "errors_log_enable", _bool)
     for key, conv in (
         ("s3.part.retries", anyint),
         ("s3.retry.backoff.ms", anylong),
-        ("retry.backoff.ms", anylong),
         ("s3.path.style.access.enabled", _bool),
         ("s3.wan.mode", _bool),
         ("s3.object.tagging", _bool),

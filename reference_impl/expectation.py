@@ -141,6 +141,8 @@ class Expectation:
     constraints_reason: str | None = None
     conditional_writes: bool = False
     undelivered: dict[str, int] = field(default_factory=dict)  # tp -> records never put
+    conflicts: list[dict[str, Any]] = field(default_factory=list)  # R8.2 conditional-write conflicts
+    overwritten: list[str] = field(default_factory=list)  # existing keys replaced (R8.1 off)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"connector_version": self.connector_version, "engine": self.engine}
@@ -157,6 +159,8 @@ class Expectation:
         out["task_failure"] = self.task_failure.to_json() if self.task_failure else None
         out["skipped"] = [s.to_json() for s in self.skipped]
         out["conditional_writes"] = self.conditional_writes
+        out["conflicts"] = self.conflicts
+        out["overwritten"] = self.overwritten
         if self.undelivered:
             out["undelivered"] = dict(sorted(self.undelivered.items()))
         return out

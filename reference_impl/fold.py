@@ -41,6 +41,15 @@ class FoldResult:
     open: list[OpenFile] = field(default_factory=list)
     failure: TaskFailure | None = None
     skipped: list[SkippedRecord] = field(default_factory=list)
+    conflicts: list[dict] = field(default_factory=list)  # R8.2: 412 on commit, skipped ahead
+    overwritten: list[str] = field(default_factory=list)  # R8.1 off: an existing key replaced
+
+
+class _Conflict(Exception):
+    """FileExistsException (R8.2): retriable, caught by put() (R1.5)."""
+
+    def __init__(self, rewind_to: int):
+        self.rewind_to = rewind_to
 
 
 class _Death(Exception):
@@ -51,8 +60,12 @@ class _Death(Exception):
 class _Writer:
     """The state of one TopicPartitionWriter (TPW)."""
 
-    def __init__(self, cfg: SinkConfig, partitioner: Partitioner, topic: str, partition: int):
+    def __init__(self, cfg: SinkConfig, partitioner: Partitioner, topic: str, partition: int,
+                 existing: set[str], out: FoldResult | None = None):
         self.cfg = cfg
+        self.existing = existing  # keys already in the bucket (shared across writer generations)
+        self.seen: dict[int, str] = {}  # R2.2 step 3: offset -> ep, at most max.files.scan.limit
+        self.failure_time: int | None = None
         self.p = partitioner
         self.topic, self.partition = topic, partition
         self.files: dict[str, list[SinkRecord]] = {}  # ep -> records, in open order
@@ -64,7 +77,7 @@ class _Writer:
         self.base_ts: int | None = None
         self.offset_to_commit: int | None = None
         self.next_sched: int | None = None
-        self.out = FoldResult(topic, partition)
+        self.out = out or FoldResult(topic, partition)
         self.put: Put | None = None
         v = cfg.version
         self.flush_size = cfg.flush_size
@@ -113,34 +126,55 @@ class _Writer:
     # --- the rotation (R3.1) ---------------------------------------------------------------
     def commit(self, reason: str) -> None:
         put = self.put
-        self.offset_to_commit = self.current_offset + 1
         tomb = self.cfg.tombstone_encoded_partition
-        for ep, recs in self.files.items():
+        for ep in list(self.files):
+            recs = self.files[ep]
             start = recs[0].offset
+            key = object_key(self.cfg, self.topic, self.partition, ep, start)
+            if key in self.existing:
+                if self.cfg.conditional_writes_active:
+                    self._conflict(ep, key, start)  # raises
+                self.out.overwritten.append(key)
             siblings = tuple(
                 (view, object_key(self.cfg, self.topic, self.partition, ep, start, view))
                 for view in ("keys", "headers")
                 if self.formats[view] is not None
             )
-            has_value = tomb not in object_key(self.cfg, self.topic, self.partition, ep, start)
             self.out.objects.append(ExpectedObject(
-                key=object_key(self.cfg, self.topic, self.partition, ep, start),
+                key=key,
                 topic=self.topic,
                 partition=self.partition,
                 encoded_partition=ep,
                 offsets=tuple(r.offset for r in recs),
                 rotation=reason,
-                committed_offset=self.offset_to_commit,
+                committed_offset=self.current_offset + 1,
                 put_index=put.index if put else None,
                 at_ms=put.at_ms if put else None,
                 sibling_keys=siblings,
-                value_object=has_value,
+                value_object=tomb not in key,
             ))
+            self.existing.add(key)
+            del self.files[ep]  # committed files are not re-checked (R8.3)
+        self.offset_to_commit = self.current_offset + 1
         self.out.committed_offset = self.offset_to_commit
-        self.files.clear()
         self.record_count = 0
         self.base_ts = None
         self.schemas.clear()
+        self.seen.clear()
+
+    def _conflict(self, ep: str, key: str, start: int) -> None:
+        """R8.2: the HEAD confirms the key; scan forward for the next free start offset, then
+        put() rewinds the consumer to the minimum start of the still-open files."""
+        limit = self.cfg.max_files_scan_limit
+        nxt = start + 1 + limit
+        for c in range(start + 1, start + 1 + limit):
+            if c not in self.seen or object_key(self.cfg, self.topic, self.partition, self.seen[c], c) not in self.existing:
+                nxt = c
+                break
+        self.out.conflicts.append({"key": key, "rule": "R8.2", "next_start": nxt,
+                                   "topic": self.topic, "partition": self.partition})
+        starts = [nxt if e == ep else recs[0].offset for e, recs in self.files.items()]
+        raise _Conflict(min(starts))
 
     # --- errant records (§13) --------------------------------------------------------------
     def errant(self, record: SinkRecord, err: ConnectorError) -> None:
@@ -173,16 +207,17 @@ class _Writer:
                 raise DataError("R10", f"offset {record.offset} ({view}): {e}") from None
 
     # --- write() (R2.2, R2.3) --------------------------------------------------------------
-    def write(self, put: Put) -> None:
+    def write(self, put: Put, buffer: list[SinkRecord]) -> None:
+        """Process `buffer` (consumed from its head); R1.5's backoff returns at once."""
         self.put = put
         now = put.at_ms
+        if self.failure_time is not None and now is not None and now - self.failure_time < self.cfg.retry_backoff_ms:
+            return
         if self.sched > 0 and self.record_count == 0 and self.cfg.version.idle_schedule_reset:
             if now is not None and self.next_sched is not None and now >= self.next_sched:
                 self.set_next_scheduled(now)  # R3.5
-        buffer = list(put.records)
-        i = 0
-        while i < len(buffer):
-            record = buffer[i]
+        while buffer:
+            record = buffer[0]
             ts: int | None = None
             # 1. timestamp (outside the PartitionException handler)
             if self.p.time_based and self.p.extractor is not None:
@@ -201,10 +236,13 @@ class _Writer:
                 ep = self.p.encode(record, now, ts if self.p.time_based else None)
             except PartitionError as e:
                 self.errant(record, e)
-                i += 1
+                buffer.pop(0)
                 continue
             except DataError as e:  # FieldPartitioner missing field: not a PartitionException
                 self.errant(record, FatalError(e.rule, e.message))
+            # 3. the offset-to-filename cache that R8.2 scans
+            if len(self.seen) < self.cfg.max_files_scan_limit:
+                self.seen.setdefault(record.offset, ep)
             # 4. null-ness of the value schema per ep (R3.7)
             rec_schema = record.value_schema
             if ep in self.schemas and (self.schemas[ep] is None) != (rec_schema is None):
@@ -233,13 +271,13 @@ class _Writer:
                 self.check_writable(record, ep)
             except DataError as e:
                 self.errant(record, e)
-                i += 1
+                buffer.pop(0)
                 continue
             self.files.setdefault(ep, []).append(record)
             self.record_count += 1
             self.current_ep = ep
             self.current_offset = record.offset
-            i += 1
+            buffer.pop(0)
             # 9. size
             if self.record_count >= self.flush_size:
                 self.commit("R3.8 flush.size")
@@ -278,16 +316,31 @@ def fold_topic_partition(
     topic: str,
     partition: int,
     puts: Iterable[Put],
+    existing_keys: Iterable[str] = (),
 ) -> FoldResult:
-    """Run one writer over its puts. The writer is created at the first put (R1.1)."""
-    w = _Writer(cfg, partitioner, topic, partition)
-    created = False
-    for put in puts:
-        if not created:
-            w.set_next_scheduled(put.at_ms) if w.sched > 0 else None
-            created = True
+    """Run one writer over its puts. The writer is created at the first put (R1.1).
+    `existing_keys` are already in the bucket (a previous run): with conditional writes they
+    conflict (R8.2), without they are overwritten."""
+    existing = set(existing_keys)
+    w = _Writer(cfg, partitioner, topic, partition, existing)
+    buffer: list[SinkRecord] = []
+    delivered: list[SinkRecord] = []  # what the consumer has handed over, for rewinds
+    for n, put in enumerate(puts):
+        if n == 0 and w.sched > 0:
+            w.set_next_scheduled(put.at_ms)
+        buffer.extend(put.records)
+        delivered.extend(put.records)
         try:
-            w.write(put)
+            w.write(put, buffer)
+        except _Conflict as c:
+            # R1.5: rewind the consumer, drop the writer (its uploads are not aborted) and
+            # start a fresh one that backs off for retry.backoff.ms.
+            out = w.out
+            w = _Writer(cfg, partitioner, topic, partition, existing, out)
+            w.failure_time = put.at_ms
+            if w.sched > 0:
+                w.set_next_scheduled(put.at_ms)
+            buffer[:] = [r for r in delivered if r.offset >= c.rewind_to]
         except _Death as d:
             w.out.failure = d.failure
             break

@@ -1,0 +1,319 @@
+"""The reference model: (connector config, records, optional put schedule, version) → Expectation.
+
+The steps that span topic-partitions live here and run the same for both engines:
+1. task-start problems (R6.3) end the run before any record;
+2. the null-value policy runs in put() before any writer (R1.4 step 1), so a fatal null
+   ends the task at that put for every topic-partition;
+3. each topic-partition is folded (`fold.fold_topic_partition`) by an engine;
+4. the earliest task failure cuts every topic-partition at its put.
+"""
+from __future__ import annotations
+
+import bisect
+import json
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from reference_impl.config import SinkConfig
+from reference_impl.connect_data import SchemaError, SinkRecord
+from reference_impl.errors import ConnectorError
+from reference_impl.expectation import (
+    ExpectedObject,
+    Expectation,
+    SkippedRecord,
+    TaskFailure,
+    TopicPartitionConstraints,
+)
+from reference_impl.fold import FoldResult, Put, fold_topic_partition
+from reference_impl.naming import directory
+from reference_impl.partitioning import build_partitioner
+
+
+class InputError(ValueError):
+    """RECORDS.jsonl or PUTS.jsonl is malformed; says which line."""
+
+
+@dataclass(frozen=True)
+class PutSpec:
+    at_ms: int
+    count: int
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+def parse_records_lines(lines: Iterable[str], source: str = "records") -> list[SinkRecord]:
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{source}: line {n}, column {e.colno}: {e.msg}") from None
+        try:
+            out.append(SinkRecord.from_json(obj, f"{source}: line {n}"))
+        except SchemaError as e:
+            raise InputError(str(e)) from None
+    return out
+
+
+def parse_puts_lines(lines: Iterable[str], source: str = "puts") -> list[PutSpec]:
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{source}: line {n}, column {e.colno}: {e.msg}") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("at"), int) or not isinstance(obj.get("count"), int) or obj["count"] < 0:
+            raise InputError(f"{source}: line {n}: a put is {{\"at\": <wall-clock ms>, \"count\": <records, >= 0>}}")
+        out.append(PutSpec(obj["at"], obj["count"]))
+    for a, b in zip(out, out[1:]):
+        if b.at_ms < a.at_ms:
+            raise InputError(f"{source}: puts go forward in time; {b.at_ms} comes after {a.at_ms}")
+    return out
+
+
+def put_boundaries(puts: Sequence[PutSpec], n_records: int) -> list[int]:
+    """Cumulative record counts: record number `seq` belongs to put `bisect_right(b, seq)`."""
+    total, bounds = 0, []
+    for p in puts:
+        total += p.count
+        bounds.append(total)
+    if total > n_records:
+        raise InputError(f"the put schedule carries {total} records but only {n_records} were given")
+    return bounds
+
+
+def put_index_of(bounds: Sequence[int], seq: int) -> int | None:
+    i = bisect.bisect_right(bounds, seq)
+    return i if i < len(bounds) else None  # None: never put
+
+
+# --- the null-value policy (R1.4 step 1, R12) ------------------------------------------------
+
+def null_action(cfg: SinkConfig, record: SinkRecord) -> tuple[str, str] | None:
+    """What put() does with a null value before buffering: None (buffer it), ("skip", rule),
+    ("skip-reported", rule) or ("kill", rule)."""
+    if record.value is not None:
+        return None
+    if not cfg.version.null_value_policy:
+        return ("kill", "R12.1")
+    policy = cfg.behavior_on_null_values
+    if policy == "fail":
+        return ("kill", "R12.1")
+    if policy == "ignore":
+        reports = cfg.has_errant_record_reporter and (
+            cfg.report_null_values_to_dlq or not cfg.version.report_null_values_flag
+        )
+        if not reports:
+            return ("skip", "R12.2")
+        return ("skip-reported", "R12.2") if cfg.errors_tolerance == "all" else ("kill", "R12.2")
+    return None  # write: goes to the tombstone partition (R12.3)
+
+
+_NULL_MESSAGES = {
+    "R12.1": "null value with behavior.on.null.values=fail: put() throws and the task dies",
+    "R12.2": "null value ignored, but reporting it under errors.tolerance=none throws 'Tolerance exceeded'",
+}
+
+
+def first_fatal_null(cfg: SinkConfig, records: Sequence[SinkRecord], bounds: Sequence[int] | None) -> TaskFailure | None:
+    for seq, r in enumerate(records):
+        act = null_action(cfg, r)
+        if act and act[0] == "kill":
+            put = put_index_of(bounds, seq) if bounds is not None else None
+            if bounds is not None and put is None:
+                return None  # never put
+            return TaskFailure(r.offset, act[1], _NULL_MESSAGES[act[1]], r.topic, r.partition, put)
+    return None
+
+
+# --- per-topic-partition inputs ---------------------------------------------------------------
+
+def tp_key(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def build_puts(
+    cfg: SinkConfig,
+    records: Sequence[tuple[int, SinkRecord]],
+    puts: Sequence[PutSpec] | None,
+    bounds: Sequence[int] | None,
+    stop_before: int | None,
+) -> tuple[list[Put], list[SkippedRecord], int]:
+    """One topic-partition's puts from its (seq, record) pairs. Null-policy skips are taken out
+    here (they never reach the writer). Returns (puts, skipped, records never put)."""
+    skipped: list[SkippedRecord] = []
+    kept: list[tuple[int, SinkRecord]] = []
+    for seq, r in records:
+        act = null_action(cfg, r)
+        if act and act[0].startswith("skip"):
+            skipped.append(SkippedRecord(r.topic, r.partition, r.offset, act[1], act[0] == "skip-reported"))
+        elif not act:
+            kept.append((seq, r))
+    if puts is None:
+        if stop_before is not None and stop_before <= 0:
+            return [], skipped, len(kept)
+        return [Put(None, None, [r for _, r in kept])], skipped, 0
+    assert bounds is not None
+    per_put: list[list[SinkRecord]] = [[] for _ in puts]
+    undelivered = 0
+    for seq, r in kept:
+        i = put_index_of(bounds, seq)
+        if i is None:
+            undelivered += 1
+        else:
+            per_put[i].append(r)
+    n = len(puts) if stop_before is None else min(stop_before, len(puts))
+    return [Put(i, puts[i].at_ms, per_put[i]) for i in range(n)], skipped, undelivered
+
+
+def constraints_for(cfg: SinkConfig, topic: str, partition: int, records: Sequence[SinkRecord], jvm_zone: str) -> TopicPartitionConstraints:
+    """Scheduled rotation or Wallclock without put times: what holds whatever the clock does."""
+    p = build_partitioner(cfg, jvm_zone)
+    eps: dict[int, str] | None = None
+    if not (cfg.time_based and cfg.timestamp_extractor == "wallclock"):
+        eps = {}
+        for r in records:
+            try:
+                ts = p.timestamp_for_rotation(r, None) if p.extractor is not None else None
+                eps[r.offset] = p.encode(r, None, ts)
+            except ConnectorError:
+                continue
+    offsets = tuple(r.offset for r in records if null_action(cfg, r) is None)
+    f = cfg.file_delim
+    pattern = f"{directory(cfg, topic, '{ep}')}{cfg.directory_delim}{topic}{f}{partition}{f}{{start:0{cfg.zero_pad_width}d}}"
+    return TopicPartitionConstraints(topic, partition, offsets, max(cfg.flush_size, 1), eps, pattern)
+
+
+# --- engines ----------------------------------------------------------------------------------
+
+FoldTask = tuple[str, int, list[Put]]
+
+
+def fold_local(cfg: SinkConfig, tasks: Iterable[FoldTask], jvm_zone: str,
+               existing_keys: frozenset[str] = frozenset()) -> Iterator[FoldResult]:
+    partitioner = build_partitioner(cfg, jvm_zone)
+    for topic, partition, puts in tasks:
+        yield fold_topic_partition(cfg, partitioner, topic, partition, puts, existing_keys)
+
+
+def group_by_tp(records: Sequence[SinkRecord]) -> dict[tuple[str, int], list[tuple[int, SinkRecord]]]:
+    groups: dict[tuple[str, int], list[tuple[int, SinkRecord]]] = {}
+    for seq, r in enumerate(records):
+        groups.setdefault(r.tp, []).append((seq, r))
+    return groups
+
+
+def assemble(
+    cfg: SinkConfig,
+    engine: str,
+    results: list[FoldResult],
+    skipped: list[SkippedRecord],
+    undelivered: dict[str, int],
+    failure: TaskFailure | None,
+) -> Expectation:
+    exp = Expectation(connector_version=cfg.version.text, engine=engine,
+                      conditional_writes=cfg.conditional_writes_active)
+    results = sorted(results, key=lambda r: (r.topic, r.partition))
+    objects: list[tuple[Any, ...]] = []
+    for res in results:
+        for n, o in enumerate(res.objects):
+            objects.append((o.put_index if o.put_index is not None else -1, res.topic, res.partition, n, o))
+        if res.committed_offset is not None:
+            exp.committed_offsets[tp_key(res.topic, res.partition)] = res.committed_offset
+        exp.open.extend(res.open)
+        exp.conflicts.extend(res.conflicts)
+        exp.overwritten.extend(res.overwritten)
+        skipped = skipped + res.skipped
+    exp.objects = [o for *_, o in sorted(objects, key=lambda t: t[:4])]
+    exp.skipped = sorted(skipped, key=lambda s: (s.topic, s.partition, s.offset))
+    exp.task_failure = failure
+    exp.undelivered = {k: v for k, v in undelivered.items() if v}
+    return exp
+
+
+
+def start_failure(cfg: SinkConfig, engine: str) -> Expectation | None:
+    """R6.3: the connector is accepted but every task fails at start, before any record."""
+    if not cfg.task_start_problems:
+        return None
+    p = cfg.task_start_problems[0]
+    return Expectation(cfg.version.text, engine, task_failure=TaskFailure(None, "R6.3", str(p)),
+                       conditional_writes=cfg.conditional_writes_active)
+
+
+def constraints_reason(cfg: SinkConfig) -> str:
+    why = ("rotate.schedule.interval.ms rotates on wall-clock time" if cfg.rotate_schedule_interval_ms > 0
+           else "the Wallclock extractor partitions by the time of each put")
+    return why + "; give a put schedule (--puts) for exact objects"
+
+
+def resolve_failure(
+    results: list[FoldResult],
+    null_kill: TaskFailure | None,
+    rerun: Callable[[int, set[tuple[str, int]]], list[FoldResult]],
+) -> tuple[list[FoldResult], TaskFailure | None]:
+    """The task dies at the earliest failure. A fatal null stops puts before any write, so a
+    writer's failure always comes first. Writers run in a shuffled order (R1.4): another
+    writer's part of the failing put may or may not have happened, and nothing after it did,
+    so the others are re-folded up to that put and its objects marked uncertain."""
+    failures = [r.failure for r in results if r.failure is not None]
+    if not failures:
+        return results, null_kill
+    failure = min(failures, key=lambda f: f.put_index if f.put_index is not None else -1)
+    k = failure.put_index
+    others = {(r.topic, r.partition) for r in results if r.failure is None}
+    if k is not None and others:
+        by_tp = {(r.topic, r.partition): r for r in rerun(k + 1, others)}
+        results = [by_tp.get((r.topic, r.partition), r) for r in results]
+    for r in results:
+        if (r.topic, r.partition) in others:
+            r.objects = [replace(o, certain=False) if o.put_index == k else o for o in r.objects]
+    return results, failure
+
+
+def expect(
+    cfg: SinkConfig,
+    records: Sequence[SinkRecord],
+    puts: Sequence[PutSpec] | None = None,
+    engine: str = "local",
+    jvm_zone: str = "UTC",
+    existing_keys: Iterable[str] = (),
+) -> Expectation:
+    """Run the model in-process. `existing_keys` are objects already in the bucket (R8)."""
+    existing = frozenset(existing_keys)
+    started = start_failure(cfg, engine)
+    if started:
+        return started
+    bounds = put_boundaries(puts, len(records)) if puts is not None else None
+    groups = group_by_tp(records)
+
+    if puts is None and cfg.wallclock_dependent:
+        exp = Expectation(cfg.version.text, engine, conditional_writes=cfg.conditional_writes_active)
+        exp.constraints = [constraints_for(cfg, t, p, [r for _, r in rs], jvm_zone) for (t, p), rs in sorted(groups.items())]
+        exp.constraints_reason = constraints_reason(cfg)
+        return exp
+
+    null_kill = first_fatal_null(cfg, records, bounds)
+    stop = null_kill.put_index if null_kill and null_kill.put_index is not None else (0 if null_kill else None)
+
+    def run(stop_before: int | None, only: set[tuple[str, int]] | None = None) -> tuple[list[FoldResult], list[SkippedRecord], dict[str, int]]:
+        tasks, skipped, undelivered = [], [], {}
+        for (t, p), rs in sorted(groups.items()):
+            if only is not None and (t, p) not in only:
+                continue
+            tp_puts, tp_skipped, never = build_puts(cfg, rs, puts, bounds, stop_before)
+            if puts is None and null_kill is not None:
+                # one put holding everything: the fatal null stops put() before any write()
+                tp_puts, never = [], len(rs)
+            tasks.append((t, p, tp_puts))
+            skipped += tp_skipped
+            undelivered[tp_key(t, p)] = never
+        return list(fold_local(cfg, tasks, jvm_zone, existing)), skipped, undelivered
+
+    results, skipped, undelivered = run(stop)
+    results, failure = resolve_failure(results, null_kill, lambda k, only: run(k, only)[0])
+    return assemble(cfg, engine, results, skipped, undelivered, failure)

@@ -1,0 +1,5 @@
+import sys
+
+from sinkcheck.cli import main
+
+sys.exit(main())
