@@ -86,9 +86,11 @@ def tail(path: Path | str | None, n: int = 15) -> str:
 
 def wait_until(predicate: Callable[[], object], timeout_s: float, what: str, *,
                log: Path | str | None = None, proc: "ManagedProcess | None" = None,
-               interval_s: float = 0.25) -> object:
+               interval_s: float = 0.25,
+               fatal: tuple[type[BaseException], ...] = ()) -> object:
     """Poll `predicate` until it returns a truthy value (returned) or raise TargetError naming
-    `what`, the time waited and the log. Stops early when `proc` has exited."""
+    `what`, the time waited and the log. Stops early when `proc` has exited; an exception of a
+    `fatal` type raised by the predicate ends the wait at once."""
     deadline = time.monotonic() + timeout_s
     last_exc: Exception | None = None
     while True:
@@ -97,6 +99,8 @@ def wait_until(predicate: Callable[[], object], timeout_s: float, what: str, *,
             if value:
                 return value
         except Exception as e:  # noqa: BLE001 - reported below
+            if fatal and isinstance(e, fatal):
+                raise
             last_exc = e
         if proc is not None and proc.returncode is not None:
             raise TargetError(
@@ -448,6 +452,9 @@ class ConnectWorker:
             "session.timeout.ms": 6000,
             "heartbeat.interval.ms": 2000,
             "task.shutdown.graceful.timeout.ms": 5000,
+            # a killed worker's sink consumers leave the group in seconds (default 45 s)
+            "consumer.session.timeout.ms": 6000,
+            "consumer.heartbeat.interval.ms": 1500,
         }
         props.update(self.extra_props)
         return props

@@ -1,0 +1,609 @@
+"""The Kafka Connect target: a connector plugin running in real Kafka Connect workers (Maven
+jars, native JVM processes), fed by a real broker, writing to moto's S3 server.
+
+    target = KafkaConnectTarget(run_dir, profile="aiven")            # its own stack
+    target = KafkaConnectTarget(run_dir, stack=shared_stack)          # share a started stack
+    target.start(config, {"orders": 3})
+    target.produce([RecordToProduce("orders", 0, ts, b"k", b"v")])
+    target.apply_fault(Fault("kill-worker", {"downtime_s": 1}))
+    target.wait_until_quiet(60)
+    obs = target.observe(); target.stop()
+
+Fault kinds (`Fault.kind`, params): `kill-worker` (worker=0, downtime_s=0, restart=True),
+`pause-worker` (worker=0, duration_s=5; SIGSTOP then SIGCONT: a zombie task),
+`add-worker`, `remove-worker` (worker=-1), `rebalance` (duration_s=10: add a worker, wait,
+remove it), `update-config` (config={...}: merged and PUT mid-stream), `restart-task`
+(task=0), `restart-connector`.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from adapters import jars
+from adapters.connectors import (ConnectorConfigError, ConnectorProfile, S3Location,
+                                 fill_config, parse_connector_config, profile_for, redact)
+from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample,
+                                  ProducedRecord, S3Object, StatusSample)
+from adapters.supervisor import (ConnectWorker, KafkaStack, now_ms, wait_until)
+from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
+
+KAFKA_VERSION = "4.1.1"
+
+
+class PluginUnavailable(TargetError):
+    """The connector plugin is not installed and cannot be fetched here (a reason to skip)."""
+
+
+class ConnectRestError(TargetError):
+    def __init__(self, status: int, message: str, body: Any = None):
+        super().__init__(f"Kafka Connect REST answered {status}: {message}")
+        self.status = status
+        self.body = body
+
+
+def plugins_dir(run_dir: Path, sets: Sequence[str] = ("filesink",), *,
+                extra: Sequence[Path | str] = (), fetch: bool = True) -> tuple[Path, dict[str, str]]:
+    """A `plugin.path` directory for a run: one subdirectory (a symlink into the jar cache) per
+    jar set that is available. Returns (dir, {set: reason}) for the sets that are not."""
+    d = Path(run_dir) / "plugins"
+    d.mkdir(parents=True, exist_ok=True)
+    missing: dict[str, str] = {}
+    for name in sets:
+        try:
+            src = jars.ensure(name) if fetch or jars.is_cached(name) else None
+        except jars.JarFetchError as e:
+            missing[name] = str(e)
+            continue
+        if src is None:
+            missing[name] = f"jar set {name!r} not fetched"
+            continue
+        link = d / name
+        if not link.exists():
+            link.symlink_to(src, target_is_directory=True)
+    for i, p in enumerate(extra):
+        link = d / f"user-{i}"
+        if not link.exists():
+            link.symlink_to(Path(p).resolve(), target_is_directory=True)
+    return d, missing
+
+
+class ConnectRest:
+    """A small client for the Connect REST API that tries each live worker in turn."""
+
+    def __init__(self, workers: list[ConnectWorker]):
+        self.workers = workers
+
+    def request(self, method: str, path: str, body: Any = None, timeout_s: float = 30) -> Any:
+        last: Exception | None = None
+        urls = [w.rest_url for w in self.workers if w.proc is not None and w.proc.alive]
+        if not urls:
+            raise TargetError("no live Kafka Connect worker to send the REST request to")
+        for url in urls:
+            data = json.dumps(body).encode() if body is not None else None
+            req = urllib.request.Request(url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json",
+                                                  "Accept": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=timeout_s) as r:
+                    raw = r.read()
+                    return json.loads(raw) if raw else None
+            except urllib.error.HTTPError as e:
+                raw = e.read()
+                try:
+                    parsed = json.loads(raw)
+                    msg = parsed.get("message", raw.decode(errors="replace"))
+                except (ValueError, AttributeError):
+                    parsed, msg = None, raw.decode(errors="replace")
+                if e.code == 409 or e.code >= 500:
+                    last = ConnectRestError(e.code, msg, parsed)
+                    continue  # rebalancing or another worker leads: try the next one
+                raise ConnectRestError(e.code, msg, parsed) from None
+            except (urllib.error.URLError, OSError) as e:
+                last = e
+        raise TargetError(f"{method} {path} failed on every worker: {last}")
+
+
+def validation_errors(result: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Property -> reasons from a `/connector-plugins/<class>/config/validate` answer."""
+    out: dict[str, list[str]] = {}
+    for c in result.get("configs", []):
+        v = c.get("value", {})
+        if v.get("errors"):
+            out[v.get("name", "?")] = list(v["errors"])
+    return out
+
+
+def format_config_errors(connector: str, errors: Mapping[str, list[str]]) -> str:
+    lines = [f"Kafka Connect rejected the config of connector {connector!r} "
+             f"({sum(len(v) for v in errors.values())} error(s)):"]
+    for prop, reasons in errors.items():
+        for r in reasons:
+            lines.append(f"  - {prop}: {r}")
+    lines.append("Fix these properties in the connector config (see the connector's "
+                 "configuration reference) and run again.")
+    return "\n".join(lines)
+
+
+_bucket_seq = itertools.count(1)
+
+
+class KafkaConnectTarget(Target):
+    """See the module docstring."""
+
+    def __init__(self, run_dir: Path | str, *, stack: KafkaStack | None = None,
+                 profile: str | None = None, plugin_path: Sequence[Path | str] = (),
+                 bucket: str | None = None, sample_interval_s: float = 1.0,
+                 read_bodies: bool = True, offset_flush_interval_ms: int = 2000,
+                 worker_heap: str = "768m", broker_heap: str = "512m",
+                 running_timeout_s: float = 60):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._own_stack = stack is None
+        self.stack = stack
+        self.profile_name = profile
+        self.plugin_path = [Path(p) for p in plugin_path]
+        self.bucket = bucket
+        self.sample_interval_s = sample_interval_s
+        self.read_bodies = read_bodies
+        self.offset_flush_interval_ms = offset_flush_interval_ms
+        self.worker_heap = worker_heap
+        self.broker_heap = broker_heap
+        self.running_timeout_s = running_timeout_s
+        self.profile: ConnectorProfile | None = None
+        self.name: str | None = None
+        self.config: dict[str, str] = {}
+        self.topics: dict[str, int] = {}
+        self.obs = Observation()
+        self._lock = threading.RLock()
+        self._body_cache: dict[tuple[str, str], bytes] = {}
+        self._sampler: threading.Thread | None = None
+        self._stop_sampling = threading.Event()
+        self._producer = None
+        self._admin = None
+        self._s3 = None
+        self.sampler_errors: list[str] = []
+        self.connector_version: str | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def group(self) -> str:
+        return f"connect-{self.name}"
+
+    @property
+    def rest(self) -> ConnectRest:
+        assert self.stack is not None
+        return ConnectRest(self.stack.workers)
+
+    def start(self, connector_config: Mapping[str, Any] | str | Path,
+              topics: Mapping[str, int]) -> None:
+        name, cfg = parse_connector_config(connector_config)
+        self.profile = profile_for(cfg, self.profile_name)
+        self.name = name
+        if self.stack is None:
+            sets = [self.profile.jar_set] if self.profile.jar_set else []
+            pdir, missing = plugins_dir(self.run_dir, sets, extra=self.plugin_path)
+            if missing and not self.plugin_path:
+                raise PluginUnavailable(
+                    f"the {self.profile.name} connector plugin is not available: "
+                    f"{'; '.join(missing.values())}")
+            if self.profile.jar_set is None and not self.plugin_path:
+                raise PluginUnavailable(
+                    f"the {self.profile.name} connector ({self.profile.connector_class}) is not "
+                    f"obtainable from Maven Central; give its plugin directory with "
+                    f"--plugin-path (plugin_path=...)")
+            self.stack = KafkaStack(self.run_dir, plugin_paths=[pdir],
+                                    broker_heap=self.broker_heap, worker_heap=self.worker_heap,
+                                    offset_flush_interval_ms=self.offset_flush_interval_ms)
+            self.stack.start()
+        stack = self.stack
+        self.obs.log_paths.update(stack.log_paths())
+        if not self._plugin_installed(self.profile.connector_class):
+            raise PluginUnavailable(
+                f"the worker has no plugin for {self.profile.connector_class} "
+                f"(profile {self.profile.name}); plugin.path: {stack.plugin_paths}")
+        if self.profile.writes_s3:
+            if stack.s3 is None:
+                raise TargetError("this stack runs no S3 server")
+            self.bucket = self.bucket or f"sinkcheck-{next(_bucket_seq)}-{int(time.time())}"
+            stack.s3.create_bucket(self.bucket)
+            s3 = S3Location(stack.s3.endpoint, self.bucket, stack.s3.ACCESS_KEY,
+                            stack.s3.SECRET_KEY, stack.s3.REGION)
+        else:
+            s3 = None
+        cfg = fill_config(cfg, self.profile, s3)
+        if self.profile.name == "filesink":
+            cfg.setdefault("file", str(self.run_dir / f"{name}.out"))
+        self.create_topics(topics)
+        self.topics.update(topics)
+        self.config = cfg
+        self._submit_config(cfg)
+        self.wait_running(self.running_timeout_s)
+        self._start_sampler()
+
+    def _plugin_installed(self, cls: str) -> bool:
+        plugins = self.rest.request("GET", "/connector-plugins?connectorsOnly=true")
+        return any(p.get("class") == cls for p in plugins)
+
+    def validate(self, cfg: Mapping[str, str]) -> dict[str, list[str]]:
+        cls = urllib.parse.quote(cfg["connector.class"], safe="")
+        body = dict(cfg)
+        body["name"] = self.name
+        result = self.rest.request("PUT", f"/connector-plugins/{cls}/config/validate", body)
+        return validation_errors(result)
+
+    def _submit_config(self, cfg: Mapping[str, str]) -> None:
+        errors = self.validate(cfg)
+        if errors:
+            raise ConnectorConfigError(format_config_errors(self.name or "?", errors), errors)
+        try:
+            self.rest.request("PUT", f"/connectors/{urllib.parse.quote(self.name)}/config",
+                              dict(cfg))
+        except ConnectRestError as e:
+            if e.status == 400:
+                raise ConnectorConfigError(
+                    f"Kafka Connect rejected the config of connector {self.name!r}: {e}") from None
+            raise
+
+    def create_topics(self, topics: Mapping[str, int]) -> None:
+        from confluent_kafka.admin import NewTopic
+
+        admin = self._admin_client()
+        new = [NewTopic(t, num_partitions=n, replication_factor=1) for t, n in topics.items()]
+        if not new:
+            return
+        for t, f in admin.create_topics(new, operation_timeout=30).items():
+            try:
+                f.result(timeout=40)
+            except Exception as e:  # noqa: BLE001
+                if "TOPIC_ALREADY_EXISTS" not in str(e):
+                    raise TargetError(f"could not create topic {t!r}: {e}") from None
+
+    def status(self) -> dict[str, Any]:
+        return self.rest.request("GET", f"/connectors/{urllib.parse.quote(self.name)}/status")
+
+    def wait_running(self, timeout_s: float) -> dict[str, Any]:
+        """Wait until the connector and all its tasks are RUNNING; raise on FAILED."""
+
+        def ready():
+            st = self.status()
+            states = [st["connector"]["state"]] + [t["state"] for t in st.get("tasks", [])]
+            failed = [t for t in [st["connector"], *st.get("tasks", [])]
+                      if t.get("state") == "FAILED"]
+            if failed:
+                raise _Failed(failed[0].get("trace", "")[:3000])
+            return st if st.get("tasks") and all(s == "RUNNING" for s in states) else None
+
+        try:
+            return wait_until(ready, timeout_s,
+                              f"connector {self.name!r} and its tasks to be RUNNING",
+                              log=self.stack.workers[0].log_path if self.stack.workers else None,
+                              fatal=(_Failed,))
+        except _Failed as e:
+            raise TargetError(f"connector {self.name!r} FAILED:\n{e.trace}") from None
+
+    def stop(self) -> None:
+        self._stop_sampling.set()
+        if self._sampler is not None:
+            self._sampler.join(timeout=30)
+            self._sampler = None
+        if self._producer is not None:
+            try:
+                self._producer.flush(5)
+            except Exception:  # noqa: BLE001
+                pass
+            self._producer = None
+        if self.stack is not None:
+            if self._own_stack:
+                self.stack.stop()
+            elif self.name and any(w.proc and w.proc.alive for w in self.stack.workers):
+                try:
+                    self.rest.request("DELETE", f"/connectors/{urllib.parse.quote(self.name)}")
+                except Exception:  # noqa: BLE001 - best effort on a shared stack
+                    pass
+
+    def info(self) -> TargetInfo:
+        p = self.profile
+        return TargetInfo(
+            name=f"kafka-connect:{p.name if p else self.profile_name}",
+            connector_class=p.connector_class if p else None,
+            connector_version=self.connector_version,
+            kafka_version=KAFKA_VERSION,
+            s3_server=f"moto {self.stack.s3.endpoint}" if self.stack and self.stack.s3 else None,
+            extra={"connector": self.name or "", "bucket": self.bucket or "",
+                   "config": json.dumps(redact(self.config, p), sort_keys=True)},
+        )
+
+    # ------------------------------------------------------------------ produce
+    def _admin_client(self):
+        if self._admin is None:
+            from confluent_kafka.admin import AdminClient
+
+            self._admin = AdminClient({"bootstrap.servers": self.stack.bootstrap})
+        return self._admin
+
+    def produce(self, records: Sequence[RecordToProduce]) -> list[int]:
+        from confluent_kafka import Producer
+
+        if self._producer is None:
+            self._producer = Producer({"bootstrap.servers": self.stack.bootstrap,
+                                       "enable.idempotence": True, "acks": "all",
+                                       "linger.ms": 5, "message.timeout.ms": 60000})
+        p = self._producer
+        results: list[tuple[int, int | None, str | None]] = []
+
+        def cb(idx):
+            def on_delivery(err, msg):
+                results.append((idx, None if err else msg.offset(), str(err) if err else None))
+            return on_delivery
+
+        for i, r in enumerate(records):
+            while True:
+                try:
+                    p.produce(r.topic, value=r.value, key=r.key, partition=r.partition,
+                              timestamp=r.timestamp or 0,
+                              headers=list(r.headers) if r.headers else None,
+                              on_delivery=cb(i))
+                    break
+                except BufferError:
+                    p.poll(0.1)
+            p.poll(0)
+        remaining = p.flush(60)
+        if remaining:
+            raise TargetError(f"{remaining} record(s) not delivered within 60s")
+        errors = [(i, e) for i, _, e in results if e]
+        if errors:
+            raise TargetError(f"{len(errors)} record(s) failed delivery, first: record "
+                              f"#{errors[0][0]}: {errors[0][1]}")
+        offsets = {i: o for i, o, _ in results}
+        out = [offsets[i] for i in range(len(records))]
+        at = now_ms()
+        with self._lock:
+            for r, off in zip(records, out):
+                self.obs.produced.append(ProducedRecord(
+                    r.topic, r.partition, off, r.timestamp, r.key, r.value,
+                    tuple(r.headers), at))
+        return out
+
+    # ------------------------------------------------------------------ faults
+    def _worker(self, params: Mapping[str, Any]) -> ConnectWorker:
+        idx = int(params.get("worker", 0))
+        try:
+            return self.stack.workers[idx]
+        except IndexError:
+            raise TargetError(f"no worker #{idx}; the stack has {len(self.stack.workers)}") from None
+
+    def apply_fault(self, fault: Fault) -> None:
+        kind, params = fault.kind, dict(fault.params)
+        t0 = now_ms()
+        detail = ""
+        if kind == "kill-worker":
+            w = self._worker(params)
+            pid = w.proc.pid if w.proc else None
+            w.kill()
+            detail = f"SIGKILL to {w.name} (pid {pid})"
+            time.sleep(float(params.get("downtime_s", 0)))
+            if params.get("restart", True):
+                w.restart()
+                detail += f"; restarted as pid {w.proc.pid}"
+        elif kind == "pause-worker":
+            w = self._worker(params)
+            w.pause()
+            time.sleep(float(params.get("duration_s", 5)))
+            w.resume()
+            detail = f"SIGSTOP/SIGCONT {w.name} (pid {w.proc.pid})"
+        elif kind == "add-worker":
+            w = self.stack.add_worker()
+            detail = f"started {w.name} at {w.rest_url}"
+        elif kind == "remove-worker":
+            w = self._worker({"worker": params.get("worker", -1)})
+            self.stack.remove_worker(w)
+            detail = f"stopped {w.name}"
+        elif kind == "rebalance":
+            w = self.stack.add_worker()
+            time.sleep(float(params.get("duration_s", 10)))
+            self.stack.remove_worker(w)
+            detail = f"{w.name} joined and left"
+        elif kind == "update-config":
+            new = dict(self.config)
+            new.update({str(k): str(v) for k, v in dict(params.get("config", {})).items()})
+            self._submit_config(new)
+            self.config = new
+            detail = f"PUT config with {sorted(params.get('config', {}))}"
+        elif kind == "restart-task":
+            task = int(params.get("task", 0))
+            self.rest.request("POST", f"/connectors/{urllib.parse.quote(self.name)}/tasks/{task}/restart")
+            detail = f"task {task} restarted"
+        elif kind == "restart-connector":
+            self.rest.request("POST", f"/connectors/{urllib.parse.quote(self.name)}/restart"
+                                      f"?includeTasks=true")
+            detail = "connector and tasks restarted"
+        else:
+            raise TargetError(f"unknown fault kind {kind!r}")
+        with self._lock:
+            self.obs.faults.append(FaultEvent(kind, params, True, t0, now_ms(), detail))
+        self.obs.log_paths.update(self.stack.log_paths())
+
+    # ------------------------------------------------------------------ observe
+    def _s3_client(self):
+        if self._s3 is None:
+            self._s3 = self.stack.s3.client()
+        return self._s3
+
+    def sample_bucket(self) -> BucketSample | None:
+        if not (self.profile and self.profile.writes_s3 and self.bucket):
+            return None
+        c = self._s3_client()
+        objs: list[S3Object] = []
+        for page in c.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
+            for o in page.get("Contents", []):
+                key, etag = o["Key"], o["ETag"].strip('"')
+                body = None
+                if self.read_bodies:
+                    body = self._body_cache.get((key, etag))
+                    if body is None:
+                        try:
+                            body = c.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+                            self._body_cache[(key, etag)] = body
+                        except c.exceptions.NoSuchKey:
+                            continue
+                objs.append(S3Object(key, o["Size"], etag, body,
+                                     int(o["LastModified"].timestamp() * 1000)))
+        uploads = []
+        kw: dict[str, str] = {}
+        while True:
+            r = c.list_multipart_uploads(Bucket=self.bucket, **kw)
+            uploads += [(u["Key"], u["UploadId"]) for u in r.get("Uploads", [])]
+            if not r.get("IsTruncated"):
+                break
+            kw = {"KeyMarker": r["NextKeyMarker"], "UploadIdMarker": r["NextUploadIdMarker"]}
+        return BucketSample(now_ms(), tuple(sorted(objs, key=lambda o: o.key)), tuple(uploads))
+
+    def committed_offsets(self) -> dict[str, int]:
+        from confluent_kafka import ConsumerGroupTopicPartitions
+
+        admin = self._admin_client()
+        fut = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(self.group)],
+                                                request_timeout=10)
+        out: dict[str, int] = {}
+        for _, f in fut.items():
+            res = f.result(timeout=15)
+            for tp in res.topic_partitions or []:
+                if tp.offset >= 0 and (not self.topics or tp.topic in self.topics):
+                    out[f"{tp.topic}-{tp.partition}"] = tp.offset
+        return out
+
+    def log_end_offsets(self) -> dict[str, int]:
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        admin = self._admin_client()
+        req = {TopicPartition(t, p): OffsetSpec.latest()
+               for t, n in self.topics.items() for p in range(n)}
+        out = {}
+        for tp, f in admin.list_offsets(req, request_timeout=10).items():
+            out[f"{tp.topic}-{tp.partition}"] = f.result(timeout=15).offset
+        return out
+
+    def sample_status(self) -> StatusSample:
+        try:
+            st = self.status()
+            tasks = tuple(t["state"] for t in st.get("tasks", []))
+            traces = [t.get("trace") for t in [st["connector"], *st.get("tasks", [])]
+                      if t.get("trace")]
+            return StatusSample(now_ms(), st["connector"]["state"], tasks,
+                                traces[0] if traces else None)
+        except Exception as e:  # noqa: BLE001 - a killed worker is part of the story
+            return StatusSample(now_ms(), "UNREACHABLE", (), str(e)[:500])
+
+    def sample_once(self) -> None:
+        b = o = None
+        try:
+            b = self.sample_bucket()
+        except Exception as e:  # noqa: BLE001
+            self.sampler_errors.append(f"bucket: {e}")
+        try:
+            o = OffsetSample(now_ms(), self.committed_offsets())
+        except Exception as e:  # noqa: BLE001
+            self.sampler_errors.append(f"offsets: {e}")
+        s = self.sample_status()
+        with self._lock:
+            if b is not None:
+                self.obs.bucket_samples.append(b)
+            if o is not None:
+                self.obs.offset_samples.append(o)
+            self.obs.statuses.append(s)
+
+    def _start_sampler(self) -> None:
+        self._stop_sampling.clear()
+
+        def loop():
+            while not self._stop_sampling.wait(self.sample_interval_s):
+                self.sample_once()
+
+        self._sampler = threading.Thread(target=loop, name=f"sampler-{self.name}", daemon=True)
+        self._sampler.start()
+
+    def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
+        """Quiet: no multipart upload open, and committed offsets and the bucket listing
+        unchanged for a while: one offset-flush interval (at least 2 s) once every partition is
+        committed up to its log end, else `stable_s` (default five flush intervals, at least
+        15 s, longer than a consumer-group rebalance after a crash)."""
+        flush_s = self.offset_flush_interval_ms / 1000
+        stable_s = stable_s if stable_s is not None else max(5 * flush_s, 15.0)
+        at_end_stable_s = min(stable_s, max(flush_s + 1, 2.0))
+        deadline = time.monotonic() + timeout_s
+        last_state = None
+        since = time.monotonic()
+        moving = "nothing sampled yet"
+        while True:
+            try:
+                committed = self.committed_offsets()
+                ends = self.log_end_offsets()
+                bucket = self.sample_bucket()
+            except Exception as e:  # noqa: BLE001
+                committed, ends, bucket = None, {}, None
+                moving = f"could not sample: {e}"
+            if committed is not None:
+                listing = tuple((o.key, o.etag) for o in bucket.objects) if bucket else ()
+                uploads = bucket.open_uploads if bucket else ()
+                state = (tuple(sorted(committed.items())), listing)
+                now = time.monotonic()
+                if state != last_state:
+                    last_state, since = state, now
+                behind = {tp: (committed.get(tp, 0), end) for tp, end in ends.items()
+                          if committed.get(tp, 0) < end}
+                need = at_end_stable_s if not behind else stable_s
+                if not uploads and now - since >= need:
+                    with self._lock:
+                        self.obs.quiet = True
+                        self.obs.still_moving = ""
+                    return True
+                parts = []
+                if uploads:
+                    parts.append(f"{len(uploads)} multipart upload(s) open: "
+                                 f"{[k for k, _ in uploads][:5]}")
+                if now - since < need:
+                    parts.append(f"offsets or objects changed {now - since:.1f}s ago "
+                                 f"(need {need:.0f}s stable)")
+                if behind:
+                    parts.append("committed behind log end: " + ", ".join(
+                        f"{tp} {c}/{e}" for tp, (c, e) in sorted(behind.items())))
+                parts.append(f"{len(listing)} object(s) in the bucket")
+                moving = "; ".join(parts)
+            if time.monotonic() >= deadline:
+                with self._lock:
+                    self.obs.quiet = False
+                    self.obs.still_moving = moving
+                return False
+            time.sleep(0.5)
+
+    def observe(self) -> Observation:
+        self.sample_once()
+        with self._lock:
+            obs = copy.copy(self.obs)
+            obs.produced = list(self.obs.produced)
+            obs.bucket_samples = list(self.obs.bucket_samples)
+            obs.offset_samples = list(self.obs.offset_samples)
+            obs.faults = list(self.obs.faults)
+            obs.statuses = list(self.obs.statuses)
+            obs.log_paths = dict(self.obs.log_paths)
+        return obs
+
+
+class _Failed(Exception):
+    """Raised inside wait_running's predicate; turned into a TargetError at once."""
+
+    def __init__(self, trace: str):
+        super().__init__(trace)
+        self.trace = trace
+
