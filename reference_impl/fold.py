@@ -66,6 +66,7 @@ class _Writer:
         self.existing = existing  # keys already in the bucket (shared across writer generations)
         self.seen: dict[int, str] = {}  # R2.2 step 3: offset -> ep, at most max.files.scan.limit
         self.failure_time: int | None = None
+        self._tomb_cache: dict[str, bool] = {}
         self.p = partitioner
         self.topic, self.partition = topic, partition
         self.files: dict[str, list[SinkRecord]] = {}  # ep -> records, in open order
@@ -183,6 +184,18 @@ class _Writer:
                                      self.put.index if self.put else None))
         self.out.skipped.append(SkippedRecord(self.topic, self.partition, record.offset, err.rule, True))
 
+    def _names_tombstone(self, ep: str, offset: int) -> bool:
+        """R11.5: the full object key contains the tombstone string. Only digits of the
+        offset change between keys of one ep, so the answer is cached per ep unless the
+        tombstone string itself holds a digit."""
+        tomb = self.cfg.tombstone_encoded_partition
+        if any(ch.isdigit() for ch in tomb):
+            return tomb in object_key(self.cfg, self.topic, self.partition, ep, offset)
+        hit = self._tomb_cache.get(ep)
+        if hit is None:
+            hit = self._tomb_cache[ep] = tomb in object_key(self.cfg, self.topic, self.partition, ep, offset)
+        return hit
+
     def check_writable(self, record: SinkRecord, ep: str) -> None:
         """R11.4 and the format writers' DataExceptions, before anything is written."""
         cfg = self.cfg
@@ -190,13 +203,11 @@ class _Writer:
             raise DataError("R11.4", f"offset {record.offset}: null key while store.kafka.keys=true")
         if cfg.store_kafka_headers and not record.headers:
             raise DataError("R11.4", f"offset {record.offset}: no headers while store.kafka.headers=true")
-        tomb = cfg.tombstone_encoded_partition
-        key = object_key(cfg, self.topic, self.partition, ep, record.offset)
         for view, fmt in self.formats.items():
             if fmt is None:
                 continue
             if view == "value":
-                if tomb in key:
+                if self._names_tombstone(ep, record.offset):
                     if record.value is not None:  # R11.5: no value writer for such keys
                         raise FatalError("R11.5", f"object key {key!r} contains {tomb!r}: no value writer, the record fails")
                     continue

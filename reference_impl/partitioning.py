@@ -210,6 +210,8 @@ def build_partitioner(cfg: SinkConfig, jvm_zone_id: str = "UTC") -> Partitioner:
         if pattern.endswith(d):  # one trailing delimiter is stripped (R6.3)
             pattern = pattern[: -len(d)]
     duration = cfg.partition_duration_ms
+    fixed_zone = tz is dt.timezone.utc  # no offset changes: buckets are plain arithmetic
+    formatted: dict[int, str] = {}
 
     def encode_time(record: SinkRecord, now: int | None, ts: int | None) -> str:
         if ts is None:
@@ -218,7 +220,17 @@ def build_partitioner(cfg: SinkConfig, jvm_zone_id: str = "UTC") -> Partitioner:
             raise PartitionError("R6.5", f"record at offset {record.offset} has no timestamp (Record extractor)")
         if duration == 0:
             raise FatalError("R6.3", "partition.duration.ms=0: division by zero at the first record")
-        return format_instant(bucket_start(ts, duration, tz), pattern, tz)
+        if fixed_zone:
+            q = abs(ts) // duration  # Java division truncates toward zero (R6.3)
+            bucket = (q if ts >= 0 else -q) * duration
+        else:
+            bucket = bucket_start(ts, duration, tz)
+        ep = formatted.get(bucket)
+        if ep is None:
+            if len(formatted) > 4096:
+                formatted.clear()
+            ep = formatted[bucket] = format_instant(bucket, pattern, tz)
+        return ep
 
     # R3.9: before 12.1.0 the writer only sees a time-based partitioner when it is not wrapped
     time_based = (not wrapped) or cfg.version.unwraps_time_partitioner

@@ -69,7 +69,7 @@ def test_R6_3_time_partitioner_settings_fail_only_at_task_start(tmp_path, over, 
 def test_malformed_json_reports_line_and_column():
     with pytest.raises(ConfigSyntaxError) as e:
         load_config_text('{\n  "name": "s3",\n  "config": {"flush.size": "3",}\n}')
-    assert (e.value.line, e.value.column) == (3, 35)
+    assert (e.value.line, e.value.column) == (3, 32)
 
 
 def test_cli_malformed_json_exits_4_with_position(tmp_path, capsys):

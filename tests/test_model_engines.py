@@ -4,11 +4,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from conformance.strategies import connector_configs, put_schedules, record_streams
-from reference_impl.config import parse_config
+from reference_impl.config import ConfigError, parse_config
 from reference_impl.model import PutSpec, expect, parse_records_lines
 
 pytestmark = pytest.mark.spark
@@ -44,7 +44,10 @@ def test_spark_and_local_engines_agree(spark, scenario):
     from reference_impl.spark_engine import expect_spark, records_to_dataframe
 
     cfg_raw, records, puts, version = scenario
-    cfg = parse_config(cfg_raw, version=version)
+    try:
+        cfg = parse_config(cfg_raw, version=version)
+    except ConfigError:
+        assume(False)  # e.g. behavior.on.null.values=write before 10.4.0
     put_specs = [PutSpec(p["at"], p["count"]) for p in puts] if puts is not None else None
     local = expect(cfg, parse_records_lines(json.dumps(r) for r in records), put_specs)
     if not records:
