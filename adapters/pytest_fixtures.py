@@ -1,0 +1,61 @@
+"""pytest fixtures for the real parts. Import them into a test module (or a conftest):
+
+    from adapters.pytest_fixtures import kafka_stack, connect_target  # noqa: F401
+
+`kafka_stack` (module scope): a started `KafkaStack` (broker + moto + one Connect worker) whose
+`plugin.path` holds every jar set that could be fetched; `kafka_stack.missing_plugins` maps the
+others to the reason. `connect_target` (function scope): a factory
+`connect_target(profile=None, **kwargs) -> KafkaConnectTarget` on that stack; every target it
+made is stopped (its connector deleted) when the test ends, passed or failed.
+
+Nothing heavy is imported at load time.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+PLUGIN_SETS = ("filesink", "aiven", "camel")
+
+
+def _extra_plugin_dirs() -> list[str]:
+    """User plugin directories: SINKCHECK_PLUGIN_PATH (os.pathsep-separated)."""
+    raw = os.environ.get("SINKCHECK_PLUGIN_PATH", "")
+    return [p for p in raw.split(os.pathsep) if p]
+
+
+@pytest.fixture(scope="module")
+def kafka_stack(tmp_path_factory):
+    from adapters.kafka_connect import plugins_dir
+    from adapters.supervisor import KafkaStack
+
+    run_dir = tmp_path_factory.mktemp("kafka-stack")
+    pdir, missing = plugins_dir(run_dir, PLUGIN_SETS, extra=_extra_plugin_dirs())
+    stack = KafkaStack(run_dir, plugin_paths=[pdir], broker_heap="512m", worker_heap="768m",
+                       offset_flush_interval_ms=2000)
+    stack.missing_plugins = missing
+    try:
+        stack.start()
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture
+def connect_target(kafka_stack, tmp_path):
+    from adapters.kafka_connect import KafkaConnectTarget
+
+    made = []
+
+    def make(profile=None, **kwargs):
+        t = KafkaConnectTarget(tmp_path / f"target-{len(made)}", stack=kafka_stack,
+                               profile=profile, **kwargs)
+        made.append(t)
+        return t
+
+    try:
+        yield make
+    finally:
+        for t in made:
+            t.stop()

@@ -1,0 +1,233 @@
+"""Adapters without a JVM: connector profiles, config parsing, jar cache stamps, container
+specs, bounded waits and process-group supervision."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from adapters import containers, jars
+from adapters.connectors import (CAMEL_PREFIX, PROFILES, ConnectorConfigError, S3Location,
+                                 default_config, fill_config, parse_connector_config,
+                                 profile_for, redact)
+from adapters.kafka_connect import format_config_errors, validation_errors
+from adapters.supervisor import (ManagedProcess, child_pids, listening_ports, wait_until)
+from adapters.target import TargetError
+
+S3 = S3Location("http://127.0.0.1:5555", "bkt", "AK", "SK", "us-east-1")
+
+
+def test_adapters_never_import_reference_impl():
+    root = Path(__file__).resolve().parents[1] / "adapters"
+    for f in root.rglob("*.py"):
+        text = f.read_text()
+        assert "import reference_impl" not in text and "from reference_impl" not in text, f
+
+
+# ------------------------------------------------------------------ connector profiles
+
+def test_confluent_profile_points_at_local_s3_path_style():
+    p = PROFILES["confluent"]
+    cfg = default_config(p, ["t"], S3)
+    assert cfg["connector.class"] == "io.confluent.connect.s3.S3SinkConnector"
+    assert cfg["store.url"] == S3.endpoint
+    assert cfg["s3.path.style.access.enabled"] == "true"
+    assert cfg["s3.bucket.name"] == "bkt" and cfg["s3.region"] == "us-east-1"
+    assert cfg["aws.access.key.id"] == "AK" and cfg["aws.secret.access.key"] == "SK"
+    assert cfg["storage.class"] == "io.confluent.connect.s3.storage.S3Storage"
+    assert cfg["topics"] == "t" and "flush.size" in cfg
+    assert p.jar_set is None  # only from a user's plugin directory
+    assert "partition=" in p.naming and "10 digits" in p.naming
+
+
+def test_aiven_profile_keys():
+    cfg = default_config("aiven", ["a", "b"], S3)
+    assert cfg["connector.class"] == "io.aiven.kafka.connect.s3.AivenKafkaConnectS3SinkConnector"
+    for k, v in {"aws.s3.endpoint": S3.endpoint, "aws.s3.bucket.name": "bkt",
+                 "aws.access.key.id": "AK", "aws.secret.access.key": "SK",
+                 "aws.s3.region": "us-east-1", "format.output.type": "jsonl",
+                 "file.compression.type": "gzip", "topics": "a,b"}.items():
+        assert cfg[k] == v, k
+    assert "{{topic}}-{{partition}}-{{start_offset}}" in PROFILES["aiven"].naming
+
+
+def test_camel_profile_keys():
+    cfg = default_config("camel", "t", S3)
+    assert cfg["connector.class"] == \
+        "org.apache.camel.kafkaconnector.awss3sink.CamelAwss3sinkSinkConnector"
+    assert cfg[CAMEL_PREFIX + "overrideEndpoint"] == "true"
+    assert cfg[CAMEL_PREFIX + "uriEndpointOverride"] == S3.endpoint
+    assert cfg[CAMEL_PREFIX + "forcePathStyle"] == "true"
+    assert cfg[CAMEL_PREFIX + "bucketNameOrArn"] == "bkt"
+    assert cfg[CAMEL_PREFIX + "accessKey"] == "AK" and cfg[CAMEL_PREFIX + "secretKey"] == "SK"
+    assert "one object per record" in PROFILES["camel"].naming
+
+
+def test_user_config_used_as_given_only_endpoint_bucket_credentials_filled():
+    user = {"name": "mine", "config": {
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "x",
+        "flush.size": 7, "rotate.interval.ms": "60000", "s3.bucket.name": "theirs",
+        "store.url": "https://s3.example.invalid", "behavior.on.null.values": "ignore"}}
+    name, cfg = parse_connector_config(json.dumps(user))
+    assert name == "mine"
+    prof = profile_for(cfg)
+    assert prof.name == "confluent"
+    out = fill_config(cfg, prof, S3)
+    changed = {k for k in out if out.get(k) != cfg.get(k)}
+    assert changed <= set(prof.endpoint_keys())
+    assert out["flush.size"] == "7" and out["rotate.interval.ms"] == "60000"
+    assert out["behavior.on.null.values"] == "ignore"
+    assert out["s3.bucket.name"] == "bkt" and out["store.url"] == S3.endpoint
+
+
+def test_flat_config_and_file(tmp_path):
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps({"name": "flat", "connector.class": "AivenKafkaConnectS3SinkConnector",
+                             "topics": "t", "tasks.max": 2, "x.flag": True}))
+    name, cfg = parse_connector_config(f)
+    assert name == "flat" and "name" not in cfg
+    assert cfg["tasks.max"] == "2" and cfg["x.flag"] == "true"
+    assert profile_for(cfg).name == "aiven"
+
+
+@pytest.mark.parametrize("bad", ["not json", "[1, 2]"])
+def test_bad_config_text(bad):
+    with pytest.raises(ConnectorConfigError):
+        parse_connector_config(bad)
+
+
+def test_unknown_connector_class_names_the_profiles():
+    with pytest.raises(ConnectorConfigError, match="confluent, aiven, camel"):
+        profile_for({"connector.class": "com.acme.S3Sink"})
+
+
+def test_redact_hides_secrets():
+    cfg = default_config("camel", "t", S3)
+    r = redact(cfg, PROFILES["camel"])
+    assert r[CAMEL_PREFIX + "secretKey"] == "****" and "SK" not in json.dumps(r)
+    assert redact({"aws.secret.access.key": "x"})["aws.secret.access.key"] == "****"
+
+
+def test_validation_errors_name_property_and_reason():
+    answer = {"name": "c", "error_count": 2, "configs": [
+        {"definition": {}, "value": {"name": "tasks.max", "errors": [
+            "Invalid value abc for configuration tasks.max: Not a number of type INT"]}},
+        {"definition": {}, "value": {"name": "topics", "errors": []}},
+        {"definition": {}, "value": {"name": "aws.s3.bucket.name", "errors": ["Missing required configuration"]}},
+    ]}
+    errs = validation_errors(answer)
+    assert set(errs) == {"tasks.max", "aws.s3.bucket.name"}
+    msg = format_config_errors("c", errs)
+    assert "tasks.max: Invalid value abc" in msg and "aws.s3.bucket.name: Missing" in msg
+
+
+# ------------------------------------------------------------------ jar cache
+
+def test_jar_stamp_follows_pom_hash(tmp_path, monkeypatch):
+    monkeypatch.setenv("SINKCHECK_JAR_CACHE", str(tmp_path))
+    assert not jars.is_cached("kafka")
+    d = tmp_path / "kafka"
+    d.mkdir()
+    (d / jars.STAMP).write_text(jars.pom_hash("kafka") + "\n")
+    assert jars.is_cached("kafka")
+    assert jars.ensure("kafka") == d  # no Maven call with a matching stamp
+    (d / jars.STAMP).write_text("stale\n")
+    assert not jars.is_cached("kafka")
+    assert jars.pom_hash("kafka") != jars.pom_hash("aiven")
+
+
+def test_every_jar_set_is_a_pom_profile():
+    pom = jars.POM.read_text()
+    for name in jars.JAR_SETS:
+        assert f"<id>{name}</id>" in pom
+    assert "<groupId>io.confluent</groupId><artifactId>*</artifactId>" in pom
+
+
+def test_unknown_jar_set():
+    with pytest.raises(jars.JarFetchError, match="unknown jar set"):
+        jars.ensure("nope")
+
+
+# ------------------------------------------------------------------ containers (no Docker)
+
+def test_kafka_container_spec():
+    s = containers.kafka_spec(19092)
+    assert s.image.startswith("apache/kafka:4.")
+    assert s.ports == {19092: 19092}
+    assert "HOST://127.0.0.1:19092" in s.env["KAFKA_ADVERTISED_LISTENERS"]
+    assert "INTERNAL://kafka:9092" in s.env["KAFKA_ADVERTISED_LISTENERS"]
+    assert s.env["KAFKA_PROCESS_ROLES"] == "broker,controller"
+    assert s.env["KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"] == "1"
+
+
+def test_connect_container_spec_installs_confluent_s3():
+    s = containers.connect_spec(18083, s3_connector_version="10.6.7")
+    assert s.image.startswith("confluentinc/cp-kafka-connect:")
+    cmd = " ".join(s.command)
+    assert "confluent-hub install --no-prompt confluentinc/kafka-connect-s3:10.6.7" in cmd
+    assert cmd.endswith("exec /etc/confluent/docker/run")
+    assert s.ports == {8083: 18083}
+    assert s.env["CONNECT_BOOTSTRAP_SERVERS"] == "kafka:9092"
+    assert s.env["CONNECT_OFFSET_FLUSH_INTERVAL_MS"] == "2000"
+    assert "/usr/share/confluent-hub-components" in s.env["CONNECT_PLUGIN_PATH"]
+    for k in ("CONFIG", "OFFSET", "STATUS"):
+        assert s.env[f"CONNECT_{k}_STORAGE_REPLICATION_FACTOR"] == "1"
+
+
+def test_minio_spec_and_endpoint():
+    s = containers.minio_spec(19000)
+    assert s.command[:2] == ("server", "/data") and s.ports == {9000: 19000}
+    assert s.env["MINIO_ROOT_USER"] == "sinkcheck"
+    assert containers.connector_s3_endpoint(s) == "http://minio:9000"
+
+
+def test_docker_reason_names_the_missing_engine(monkeypatch, tmp_path):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/docker.sock")
+    reason = containers.docker_unavailable_reason()
+    assert reason and "Docker engine" in reason and "docker.sock" in reason
+
+
+# ------------------------------------------------------------------ supervision
+
+def test_wait_until_says_what_and_where(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("line one\nboom\n")
+    with pytest.raises(TargetError) as e:
+        wait_until(lambda: False, 0.3, "the frobnicator to answer", log=log, interval_s=0.05)
+    msg = str(e.value)
+    assert "the frobnicator to answer" in msg and str(log) in msg and "boom" in msg
+
+
+def test_wait_until_stops_when_the_process_died(tmp_path):
+    p = ManagedProcess("dies", [sys.executable, "-c", "import sys; print('bye'); sys.exit(3)"],
+                       tmp_path / "dies.log").start()
+    with pytest.raises(TargetError, match="exited with code 3"):
+        wait_until(lambda: False, 30, "never", proc=p, interval_s=0.05)
+    p.stop()
+
+
+def test_process_group_is_killed_with_its_children(tmp_path):
+    before = child_pids()
+    # a shell that leaves a grandchild behind: only a group kill gets it
+    p = ManagedProcess("sh", ["sh", "-c", "sleep 300 & sleep 300"], tmp_path / "sh.log").start()
+    wait_until(lambda: len(child_pids() - before) >= 2, 10, "the shell and its child")
+    p.pause()
+    p.stop(timeout_s=2)  # SIGCONT + SIGTERM + SIGKILL to the group
+    wait_until(lambda: not (child_pids() - before), 10, "no child process left")
+    assert p.returncode is not None
+
+
+def test_listening_ports_sees_a_listener():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    port = s.getsockname()[1]
+    assert port in listening_ports()
+    s.close()
+    assert port not in listening_ports()
