@@ -149,7 +149,9 @@ def _maven_reason(log: Path) -> str:
             # strip ANSI colours Maven may print even in batch mode
             import re
 
-            return re.sub(r"\x1b\[[0-9;]*m", "", line).replace("[ERROR]", "").strip()[:400]
+            line = re.sub(r"\x1b\[[0-9;]*m", "", line).replace("[ERROR]", "").strip()
+            line = re.sub(r"https?://\S+", "the configured Maven repository", line)
+            return line.split(" during a previous attempt")[0][:400]
     return (lines[-1].strip() if lines else "Maven failed without output")[:400]
 
 

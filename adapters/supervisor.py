@@ -351,12 +351,14 @@ class KafkaBroker:
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "log4j2.properties").write_text(LOG4J2_PROPERTIES.format(level=self.log_level))
         cfg = _write_props(self.dir / "server.properties", self.properties())
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        cluster_id = "-"
+        while cluster_id.startswith("-"):  # like Kafka's Uuid.randomUuid: never a leading dash
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         fmt_log = self.dir / "storage-format.log"
         with open(fmt_log, "wb") as out:
             try:
                 rc = subprocess.run(self._jvm("kafka.tools.StorageTool", "format", "--standalone",
-                                              "-t", cluster_id, "-c", str(cfg)),
+                                              f"--cluster-id={cluster_id}", "-c", str(cfg)),
                                     stdout=out, stderr=subprocess.STDOUT, timeout=120,
                                     start_new_session=True).returncode
             except subprocess.TimeoutExpired:
