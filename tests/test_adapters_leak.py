@@ -36,3 +36,34 @@ def test_nothing_left_behind_after_stop(tmp_path):
     still = ports & listening_ports()
     assert not still, f"ports still listening: {still}"
     assert not any(port_open(p) for p in ports)
+
+
+def test_target_with_its_own_stack_stops_everything(tmp_path):
+    """KafkaConnectTarget without a shared stack starts broker, S3 and worker itself (fetching
+    jars on first use) and its stop() leaves nothing behind."""
+    from adapters.connectors import default_config
+    from adapters.kafka_connect import KafkaConnectTarget
+    from adapters.target import RecordToProduce
+
+    before = child_pids()
+    with KafkaConnectTarget(tmp_path, profile="filesink") as t:
+        t.start(default_config("filesink", ["own"], None), {"own": 2})
+        t.produce([RecordToProduce("own", i % 2, None, None, f"v{i}".encode()) for i in range(20)])
+        assert t.wait_until_quiet(90), t.obs.still_moving
+        ports = t.stack.ports()
+        assert t.observe().final_offsets == {"own-0": 10, "own-1": 10}
+        assert set(t.observe().log_paths) >= {"broker", "s3", "worker-1"}
+    assert not (child_pids() - before)
+    assert not (ports & listening_ports())
+
+
+def test_unobtainable_plugin_is_reported_before_anything_starts(tmp_path):
+    from adapters.connectors import default_config
+    from adapters.kafka_connect import KafkaConnectTarget, PluginUnavailable
+
+    before = child_pids()
+    t = KafkaConnectTarget(tmp_path, profile="confluent")
+    with pytest.raises(PluginUnavailable, match="plugin-path"):
+        t.start(default_config("confluent", ["x"], None), {"x": 1})
+    t.stop()
+    assert not (child_pids() - before)
