@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+
+import numpy as np
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -141,13 +143,19 @@ class TimestampExtractor:
 @dataclass(frozen=True)
 class Partitioner:
     """Encodes a record's partition (ep). `time_based` says whether the writer sees a
-    TimeBasedPartitioner for rotation purposes (R3.2, R3.9)."""
+    TimeBasedPartitioner for rotation purposes (R3.2, R3.9).
+
+    `encode_many` is the same rule over a column of Kafka record timestamps, for the
+    partitioners where the ep is a function of the topic-partition and that timestamp alone
+    (DefaultPartitioner; time-based with the Record extractor in a fixed-offset zone); it
+    returns None where it does not apply, and callers then encode record by record."""
 
     cfg: SinkConfig
     extractor: TimestampExtractor | None
     encode_inner: Callable[[SinkRecord, int | None, int | None], str]
     time_based: bool
     wrapped: bool
+    encode_many: Callable[[int, "np.ndarray"], "tuple[np.ndarray, list[str]] | None"] = lambda p, ts: None
 
     def encode(self, record: SinkRecord, now: int | None, extracted_ts: int | None) -> str:
         cfg = self.cfg
@@ -192,7 +200,12 @@ def build_partitioner(cfg: SinkConfig, jvm_zone_id: str = "UTC") -> Partitioner:
     wrapped = cfg.schema_affix != "NONE" or cfg.behavior_on_null_values == "write"
     kind = cfg.partitioner
     if kind == "default":
-        return Partitioner(cfg, None, lambda r, now, ts: f"partition={r.partition}", False, wrapped)
+        def default_many(partition: int, ts: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
+            if wrapped:
+                return None
+            return np.zeros(len(ts), dtype=np.int64), [f"partition={partition}"]
+
+        return Partitioner(cfg, None, lambda r, now, ts: f"partition={r.partition}", False, wrapped, default_many)
     if kind == "field":
         names = cfg.partition_field_names
         d = cfg.directory_delim
@@ -232,6 +245,18 @@ def build_partitioner(cfg: SinkConfig, jvm_zone_id: str = "UTC") -> Partitioner:
             ep = formatted[bucket] = format_instant(bucket, pattern, tz)
         return ep
 
+    def time_many(partition: int, ts: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
+        if wrapped or not fixed_zone or extractor.kind != "record" or duration == 0:
+            return None
+        q = np.abs(ts) // duration  # truncation toward zero, as encode_time
+        buckets = np.where(ts >= 0, q, -q) * duration
+        uniq, codes = np.unique(buckets, return_inverse=True)
+        names = [format_instant(int(b), pattern, tz) for b in uniq]
+        # two buckets that format alike are one ep (R6.3)
+        first: dict[str, int] = {}
+        remap = np.array([first.setdefault(n, len(first)) for n in names], dtype=np.int64)
+        return remap[codes], list(first)
+
     # R3.9: before 12.1.0 the writer only sees a time-based partitioner when it is not wrapped
     time_based = (not wrapped) or cfg.version.unwraps_time_partitioner
-    return Partitioner(cfg, extractor, encode_time, time_based, wrapped)
+    return Partitioner(cfg, extractor, encode_time, time_based, wrapped, time_many)

@@ -25,7 +25,18 @@ from reference_impl.expectation import (
     TaskFailure,
     TopicPartitionConstraints,
 )
-from reference_impl.fold import FoldResult, fold_topic_partition
+import numpy as np
+
+from reference_impl.fold import (
+    FoldResult,
+    Put,
+    RecordColumns,
+    TopicPartitionFold,
+    columns_from_records,
+    expected_object,
+    fold_topic_partition,
+)
+from reference_impl.formats import format_for
 from reference_impl.model import (
     PutSpec,
     assemble,
@@ -40,17 +51,22 @@ from reference_impl.model import (
     resolve_failure,
     start_failure,
 )
+from reference_impl.naming import object_key
 from reference_impl.partitioning import build_partitioner
 
 RECORD_DDL = (
     "topic string, partition int, offset long, timestamp long, "
     "key string, value string, headers string, seq long"
 )
+# One row per object / open file / topic-partition summary / failure / skipped record /
+# conflict / overwrite. An object's offsets are first_offset..last_offset when contiguous
+# (`offsets` is then null), else listed.
 MANIFEST_DDL = (
     "kind string, topic string, partition int, key string, encoded_partition string, "
-    "offsets array<long>, rotation string, committed_offset long, put_index int, at_ms long, "
-    "siblings string, value_object boolean, certain boolean, rule string, message string, "
-    "failure_offset long, reported boolean, count long"
+    "first_offset long, last_offset long, count long, offsets array<long>, rotation string, "
+    "committed_offset long, put_index int, at_ms long, siblings string, value_object boolean, "
+    "certain boolean, rule string, message string, failure_offset long, reported boolean, "
+    "spark_partition int"
 )
 
 
@@ -66,6 +82,7 @@ def spark_session(master: str | None = None, app: str = "sinkcheck-model"):
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.shuffle.partitions", str(max(4, 2 * (os.cpu_count() or 2))))
         .config("spark.python.worker.reuse", "true")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
     )
     if master.startswith("local"):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
@@ -123,19 +140,30 @@ def _records_of(pdf) -> list[tuple[int, SinkRecord]]:
     return out
 
 
-def _fold_rows(res: FoldResult, skipped: list[SkippedRecord], undelivered: int) -> list[dict[str, Any]]:
+def _offset_fields(offsets: np.ndarray) -> dict[str, Any]:
+    first, last, n = int(offsets[0]), int(offsets[-1]), len(offsets)
+    contiguous = last - first + 1 == n
+    return {"first_offset": first, "last_offset": last, "count": n,
+            "offsets": None if contiguous else offsets.tolist()}
+
+
+def _fold_rows(cfg: SinkConfig, res: FoldResult, skipped: list[SkippedRecord], undelivered: int,
+               spark_partition: int | None = None) -> list[dict[str, Any]]:
     base = dict.fromkeys(c.split()[0] for c in MANIFEST_DDL.split(", "))
     rows = []
-    for o in res.objects:
-        rows.append({**base, "kind": "object", "topic": o.topic, "partition": o.partition, "key": o.key,
-                     "encoded_partition": o.encoded_partition, "offsets": list(o.offsets), "rotation": o.rotation,
-                     "committed_offset": o.committed_offset, "put_index": o.put_index, "at_ms": o.at_ms,
-                     "siblings": json.dumps(dict(o.sibling_keys)), "value_object": o.value_object, "certain": o.certain})
-    for f in res.open:
-        rows.append({**base, "kind": "open", "topic": f.topic, "partition": f.partition,
-                     "encoded_partition": f.encoded_partition, "offsets": list(f.offsets)})
+    for f in res.files:
+        o = expected_object(cfg, res.topic, res.partition, f) if cfg.store_kafka_keys or cfg.store_kafka_headers else None
+        key = o.key if o else object_key(cfg, res.topic, res.partition, f.ep, int(f.offsets[0]))
+        rows.append({**base, "kind": "object", "topic": res.topic, "partition": res.partition, "key": key,
+                     "encoded_partition": f.ep, **_offset_fields(f.offsets), "rotation": f.rotation,
+                     "committed_offset": f.committed_offset, "put_index": f.put_index, "at_ms": f.at_ms,
+                     "siblings": json.dumps(dict(o.sibling_keys)) if o else "{}",
+                     "value_object": cfg.tombstone_encoded_partition not in key, "certain": True})
+    for op in res.open:
+        rows.append({**base, "kind": "open", "topic": op.topic, "partition": op.partition,
+                     "encoded_partition": op.encoded_partition, "offsets": list(op.offsets)})
     rows.append({**base, "kind": "tp", "topic": res.topic, "partition": res.partition,
-                 "committed_offset": res.committed_offset, "count": undelivered})
+                 "committed_offset": res.committed_offset, "count": undelivered, "spark_partition": spark_partition})
     if res.failure is not None:
         f = res.failure
         rows.append({**base, "kind": "failure", "topic": f.topic, "partition": f.partition, "rule": f.rule,
@@ -145,16 +173,65 @@ def _fold_rows(res: FoldResult, skipped: list[SkippedRecord], undelivered: int) 
                      "failure_offset": c["next_start"], "rule": c["rule"]})
     for k in res.overwritten:
         rows.append({**base, "kind": "overwrite", "topic": res.topic, "partition": res.partition, "key": k})
-    for s in skipped + res.skipped:
-        rows.append({**base, "kind": "skipped", "topic": s.topic, "partition": s.partition,
-                     "failure_offset": s.offset, "rule": s.rule, "reported": s.reported})
+    for sk in skipped + res.skipped:
+        rows.append({**base, "kind": "skipped", "topic": sk.topic, "partition": sk.partition,
+                     "failure_offset": sk.offset, "rule": sk.rule, "reported": sk.reported})
     return rows
+
+
+def columns_from_arrow(cfg: SinkConfig, partitioner, fold: TopicPartitionFold, table, now: int | None) -> RecordColumns:
+    """A slice of one topic-partition's rows (a pyarrow Table) as fold columns. Schemaless
+    JSON records whose encoded partition `Partitioner.encode_many` gives are read as columns,
+    with no Python object per record; any other slice is parsed record by record
+    (`columns_from_records`)."""
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+
+    def record(i: int) -> SinkRecord:
+        return _record({c: table.column(c)[i].as_py() for c in ("topic", "partition", "offset", "timestamp", "key", "value", "headers")})
+
+    value = table.column("value")
+    is_null = pc.fill_null(pc.or_(pc.is_null(value), pc.equal(value, "null")), True).to_numpy(zero_copy_only=False)
+    envelope = pc.any(pc.fill_null(pc.starts_with(value, '{"schema"'), False)).as_py()
+    json_views = format_for(cfg.format_class).name == "json" and all(
+        format_for(c).name == "json" for c, on in ((cfg.keys_format_class, cfg.store_kafka_keys),
+                                                    (cfg.headers_format_class, cfg.store_kafka_headers)) if on)
+    ts_col = table.column("timestamp")
+    ts_valid = pc.is_valid(ts_col).to_numpy(zero_copy_only=False)
+    ts = pc.fill_null(ts_col, 0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    many = None
+    if json_views and not envelope and cfg.behavior_on_null_values != "write":
+        many = partitioner.encode_many(int(table.column("partition")[0].as_py()), ts)
+    if many is None:
+        return columns_from_records(cfg, partitioner, [record(i) for i in range(n)], now, fold.codes)
+    # JSON writes any schemaless value (R10.1); only nulls, missing keys and headers remain
+    codes, eps = many
+    simple = ~is_null
+    if partitioner.time_based and partitioner.extractor is not None:
+        simple &= ts_valid
+    else:
+        ts_valid = np.ones(n, dtype=bool)
+    if cfg.store_kafka_keys:
+        key = table.column("key")
+        simple &= ~pc.fill_null(pc.or_(pc.is_null(key), pc.equal(key, "null")), True).to_numpy(zero_copy_only=False)
+    if cfg.store_kafka_headers:
+        h = pc.replace_substring(table.column("headers"), " ", "")
+        simple &= ~pc.fill_null(pc.or_(pc.is_null(h), pc.equal(h, "[]")), True).to_numpy(zero_copy_only=False)
+    codes = np.where(simple, codes, -1)
+    offsets = table.column("offset").to_numpy().astype(np.int64, copy=False)
+    return RecordColumns(offsets, ts, ts_valid, codes, eps, np.zeros(n, dtype=np.int64), simple, record)
 
 
 def fold_manifest(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm_zone: str = "UTC",
                   stop_before: int | None = None, only: set[tuple[str, int]] | None = None,
-                  existing_keys: frozenset[str] = frozenset()):
-    """The fold as a DataFrame of manifest rows (kind = object | open | tp | failure | skipped)."""
+                  existing_keys: frozenset[str] = frozenset(), clustered: bool = False):
+    """The fold as a DataFrame of manifest rows (see MANIFEST_DDL).
+
+    `clustered=True` says each topic-partition's records sit whole, in offset order, in one
+    Spark partition (a dump written per topic-partition, as Kafka keeps its log): the fold
+    then streams through the partitions with no shuffle. `verify_clustered` checks the
+    claim on the result."""
     import pandas as pd
     from pyspark.sql import functions as F
 
@@ -167,14 +244,108 @@ def fold_manifest(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jv
         df = df.filter(cond)
     columns = [c.split()[0] for c in MANIFEST_DDL.split(", ")]
 
+    if clustered and puts is None and stop_before is None and only is None:
+        def fold_stream(batches: Iterator[Any]) -> Iterator[Any]:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+            from pyspark import TaskContext
+
+            pid = TaskContext.get().partitionId()
+            schema = _manifest_arrow_schema()
+            partitioner = build_partitioner(cfg, jvm_zone)
+            put = Put(None, None)
+            fold: TopicPartitionFold | None = None
+            skipped: list[SkippedRecord] = []
+            last_offset = -1
+            out: list[dict[str, Any]] = []
+
+            def close() -> None:
+                if fold is not None:
+                    fold.end_put(put)
+                    out.extend(_fold_rows(cfg, fold.finish(), skipped, 0, pid))
+
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                table = pa.Table.from_batches([batch])
+                part = table.column("partition").to_numpy(zero_copy_only=False)
+                topic_col = table.column("topic")
+                change = np.zeros(len(part), dtype=bool)
+                change[0] = True
+                if len(part) > 1:
+                    change[1:] = (part[1:] != part[:-1]) | pc.not_equal(
+                        topic_col.slice(1), topic_col.slice(0, len(part) - 1)).to_numpy(zero_copy_only=False)
+                cuts = np.flatnonzero(change).tolist() + [len(part)]
+                for a, b in zip(cuts, cuts[1:]):
+                    seg = table.slice(a, b - a)
+                    topic, partition = seg.column("topic")[0].as_py(), int(part[a])
+                    if fold is None or (fold.topic, fold.partition) != (topic, partition):
+                        close()
+                        fold, skipped, last_offset = TopicPartitionFold(cfg, partitioner, topic, partition, existing_keys), [], -1
+                    offs = seg.column("offset").to_numpy()
+                    if offs[0] <= last_offset or (len(offs) > 1 and (np.diff(offs) <= 0).any()):
+                        out.append({**dict.fromkeys(columns), "kind": "unclustered", "topic": topic,
+                                    "partition": partition, "spark_partition": pid})
+                    last_offset = int(offs[-1])
+                    value = seg.column("value")
+                    nulls = pc.fill_null(pc.or_(pc.is_null(value), pc.equal(value, "null")), True).to_numpy(zero_copy_only=False)
+                    if nulls.any():
+                        first = int(np.flatnonzero(nulls)[0])
+                        act = null_action(cfg, _record({c: seg.column(c)[first].as_py() for c in seg.column_names}))
+                        if act and act[0].startswith("skip"):
+                            skipped += [SkippedRecord(topic, partition, int(o), act[1], act[0] == "skip-reported")
+                                        for o in offs[nulls]]
+                            seg = seg.filter(pa.array(~nulls))
+                    if seg.num_rows:
+                        fold.feed(put, columns_from_arrow(cfg, partitioner, fold, seg, None))
+                if len(out) > 10_000:
+                    yield pa.RecordBatch.from_pylist(out, schema=schema)
+                    out = []
+            close()
+            yield pa.RecordBatch.from_pylist(out, schema=schema)
+
+        return df.mapInArrow(fold_stream, MANIFEST_DDL)
+
     def fold_group(pdf: "pd.DataFrame") -> "pd.DataFrame":
+        partitioner = build_partitioner(cfg, jvm_zone)
+        topic, partition = str(pdf["topic"].iloc[0]), int(pdf["partition"].iloc[0])
+        if puts is None and stop_before is None and not pdf["value"].isna().any() and not (pdf["value"] == "null").any():
+            # one put holding every record: read the rows as columns
+            fold = TopicPartitionFold(cfg, partitioner, topic, partition, existing_keys)
+            put = Put(None, None)
+            import pyarrow as pa
+
+            table = pa.Table.from_pandas(pdf.sort_values("offset"), preserve_index=False)
+            fold.feed(put, columns_from_arrow(cfg, partitioner, fold, table, None))
+            fold.end_put(put)
+            return pd.DataFrame(_fold_rows(cfg, fold.finish(), [], 0), columns=columns)
         pairs = _records_of(pdf)
-        topic, partition = pairs[0][1].topic, pairs[0][1].partition
         tp_puts, skipped, never = build_puts(cfg, pairs, puts, bounds, stop_before)
-        res = fold_topic_partition(cfg, build_partitioner(cfg, jvm_zone), topic, partition, tp_puts, existing_keys)
-        return pd.DataFrame(_fold_rows(res, skipped, never), columns=columns)
+        res = fold_topic_partition(cfg, partitioner, topic, partition, tp_puts, existing_keys)
+        return pd.DataFrame(_fold_rows(cfg, res, skipped, never), columns=columns)
 
     return df.groupBy("topic", "partition").applyInPandas(fold_group, MANIFEST_DDL)
+
+
+def _manifest_arrow_schema():
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int": pa.int32(), "long": pa.int64(), "boolean": pa.bool_(),
+             "array<long>": pa.list_(pa.int64())}
+    return pa.schema([(c.split(" ", 1)[0], types[c.split(" ", 1)[1]]) for c in MANIFEST_DDL.split(", ")])
+
+
+def verify_clustered(manifest) -> list[str]:
+    """Problems with a `clustered=True` fold: a topic-partition split across Spark partitions
+    or out of offset order. Empty when the streaming fold saw every topic-partition whole."""
+    from pyspark.sql import functions as F
+
+    problems = [f"{r['topic']}-{r['partition']} is not in offset order in its Spark partition"
+                for r in manifest.filter("kind = 'unclustered'").select("topic", "partition").distinct().collect()]
+    split = (manifest.filter("kind = 'tp'").groupBy("topic", "partition")
+             .agg(F.countDistinct("spark_partition").alias("n")).filter("n > 1").collect())
+    problems += [f"{r['topic']}-{r['partition']} spans {r['n']} Spark partitions" for r in split]
+    return problems
 
 
 def _fatal_null(cfg: SinkConfig, df, bounds: Sequence[int] | None) -> TaskFailure | None:
@@ -215,11 +386,13 @@ def _results_from_rows(rows) -> tuple[list[FoldResult], list[SkippedRecord], dic
     for r in rows:
         tp = (r["topic"], r["partition"])
         res = by_tp.setdefault(tp, FoldResult(*tp))
+        res.objects = objects.setdefault(tp, [])
         kind = r["kind"]
         if kind == "object":
-            objects.setdefault(tp, []).append(ExpectedObject(
+            objects[tp].append(ExpectedObject(
                 key=r["key"], topic=r["topic"], partition=r["partition"], encoded_partition=r["encoded_partition"],
-                offsets=tuple(r["offsets"]), rotation=r["rotation"], committed_offset=r["committed_offset"],
+                offsets=tuple(r["offsets"]) if r["offsets"] is not None else tuple(range(r["first_offset"], r["last_offset"] + 1)),
+                rotation=r["rotation"], committed_offset=r["committed_offset"],
                 put_index=r["put_index"], at_ms=r["at_ms"], sibling_keys=tuple(json.loads(r["siblings"]).items()),
                 value_object=r["value_object"], certain=r["certain"]))
         elif kind == "open":
@@ -238,7 +411,7 @@ def _results_from_rows(rows) -> tuple[list[FoldResult], list[SkippedRecord], dic
             skipped.append(SkippedRecord(r["topic"], r["partition"], r["failure_offset"], r["rule"], r["reported"]))
     for tp, objs in objects.items():
         # commit order within a topic-partition: the committed offset grows with every rotation
-        by_tp[tp].objects = sorted(objs, key=lambda o: (o.committed_offset, o.put_index or 0))
+        objs.sort(key=lambda o: (o.committed_offset, o.put_index or 0))
     return list(by_tp.values()), skipped, undelivered
 
 
