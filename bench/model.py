@@ -2,7 +2,7 @@
 
 For 10^5, 10^6 and 10^7 records over 16 topic-partitions, two configs:
   A. DefaultPartitioner, flush.size=1000;
-  B. HourlyPartitioner (Record extractor), rotate.interval.ms=60000, 5% of records 1-20 min late.
+  B. HourlyPartitioner (Record extractor), rotate.interval.ms=60000, 5% of records 1 s to 2 min late.
 The records are a Parquet dump written per topic-partition in offset order, as a topic's log
 is kept. The floor is a plain `groupBy(topic, partition).count()` over the same DataFrame,
 measured in the same run. Target: the Spark model within 3x of the floor at 10^7 records. The
@@ -43,8 +43,8 @@ def records_df(spark, n: int):
 
     per_tp = F.floor(F.col("id") / TPS)
     ts = F.lit(T0) + per_tp * 100
-    late = (F.abs(F.hash(F.col("id"))) % 20) == 0  # 5% of records come 1 to 20 minutes late
-    lateness = (F.abs(F.hash(F.col("id"), F.lit(7))) % 1_140_000) + 60_000
+    late = (F.abs(F.hash(F.col("id"))) % 20) == 0  # 5% of records come 1 s to 2 min late
+    lateness = (F.abs(F.hash(F.col("id"), F.lit(7))) % 119_000) + 1_000
     return spark.range(n).select(
         F.lit("bench").alias("topic"),
         (F.col("id") % TPS).cast("int").alias("partition"),

@@ -428,16 +428,25 @@ class _Writer:
         remembered = self.schemas.get(ep)
         if remembered is not None and remembered != schema:
             return i
-        ok = cols.simple[i:end] & (cols.ep_codes[i:end] == code) & (cols.schema_codes[i:end] == schema)
-        if self.timed:
-            ok &= cols.ts_valid[i:end]
-            if self.periodic:
-                base = self.base_ts if self.base_ts is not None else int(cols.ts[i])
-                ok &= (cols.ts[i:end] - base) < self.cfg.rotate_interval_ms
         if self._names_tombstone(ep, int(cols.offsets[i])):
             return i
-        bad = np.flatnonzero(~ok)
-        return i + int(bad[0]) if len(bad) else end
+        base = None
+        if self.periodic:
+            base = self.base_ts if self.base_ts is not None else int(cols.ts[i])
+        # look at a growing window, so a run cut short costs no more than its own length
+        lo, width = i, 256
+        while lo < end:
+            hi = min(end, lo + width)
+            ok = cols.simple[lo:hi] & (cols.ep_codes[lo:hi] == code) & (cols.schema_codes[lo:hi] == schema)
+            if self.timed:
+                ok &= cols.ts_valid[lo:hi]
+                if base is not None:
+                    ok &= (cols.ts[lo:hi] - base) < self.cfg.rotate_interval_ms
+            bad = np.flatnonzero(~ok)
+            if len(bad):
+                return lo + int(bad[0])
+            lo, width = hi, width * 4
+        return end
 
     def _write_run(self, cols: RecordColumns, i: int, j: int) -> None:
         code = int(cols.ep_codes[i])

@@ -156,6 +156,7 @@ class Partitioner:
     time_based: bool
     wrapped: bool
     encode_many: Callable[[int, "np.ndarray"], "tuple[np.ndarray, list[str]] | None"] = lambda p, ts: None
+    encodes_many: bool = False  # encode_many applies to every record of a schemaless topic
 
     def encode(self, record: SinkRecord, now: int | None, extracted_ts: int | None) -> str:
         cfg = self.cfg
@@ -205,7 +206,8 @@ def build_partitioner(cfg: SinkConfig, jvm_zone_id: str = "UTC") -> Partitioner:
                 return None
             return np.zeros(len(ts), dtype=np.int64), [f"partition={partition}"]
 
-        return Partitioner(cfg, None, lambda r, now, ts: f"partition={r.partition}", False, wrapped, default_many)
+        return Partitioner(cfg, None, lambda r, now, ts: f"partition={r.partition}", False, wrapped, default_many,
+                           not wrapped)
     if kind == "field":
         names = cfg.partition_field_names
         d = cfg.directory_delim
@@ -259,4 +261,5 @@ def build_partitioner(cfg: SinkConfig, jvm_zone_id: str = "UTC") -> Partitioner:
 
     # R3.9: before 12.1.0 the writer only sees a time-based partitioner when it is not wrapped
     time_based = (not wrapped) or cfg.version.unwraps_time_partitioner
-    return Partitioner(cfg, extractor, encode_time, time_based, wrapped, time_many)
+    many_ok = not wrapped and fixed_zone and extractor.kind == "record" and duration != 0
+    return Partitioner(cfg, extractor, encode_time, time_based, wrapped, time_many, many_ok)

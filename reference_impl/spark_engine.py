@@ -61,6 +61,7 @@ RECORD_DDL = (
 # One row per object / open file / topic-partition summary / failure / skipped record /
 # conflict / overwrite. An object's offsets are first_offset..last_offset when contiguous
 # (`offsets` is then null), else listed.
+RECORD_COLUMNS = ("topic", "partition", "offset", "timestamp", "key", "value", "headers")
 MANIFEST_DDL = (
     "kind string, topic string, partition int, key string, encoded_partition string, "
     "first_offset long, last_offset long, count long, offsets array<long>, rotation string, "
@@ -179,6 +180,35 @@ def _fold_rows(cfg: SinkConfig, res: FoldResult, skipped: list[SkippedRecord], u
     return rows
 
 
+def _null_values(table) -> np.ndarray:
+    """Which rows have a null value (a JSON `null` is a null record value too). Rows marked
+    `sc_plain` were checked by Spark and carry no value."""
+    import pyarrow.compute as pc
+
+    value = table.column("value")
+    nulls = pc.fill_null(pc.or_(pc.is_null(value), pc.equal(value, "null")), True).to_numpy(zero_copy_only=False)
+    if "sc_plain" in table.column_names:
+        nulls = nulls & ~table.column("sc_plain").to_numpy(zero_copy_only=False)
+    return nulls
+
+
+def plain_rows(cfg: SinkConfig, df):
+    """Mark, in Spark, the rows the fold can take as columns (schemaless, not null, with the
+    key and headers the config needs) and drop their key/value/headers text, so that only
+    the rows needing a closer look cross into Python with their text."""
+    from pyspark.sql import functions as F
+
+    v = F.col("value")
+    plain = v.isNotNull() & (v != "null") & ~v.startswith('{"schema"')
+    if cfg.store_kafka_keys:
+        plain &= F.col("key").isNotNull() & (F.col("key") != "null")
+    if cfg.store_kafka_headers:
+        plain &= F.col("headers").isNotNull() & (F.regexp_replace(F.col("headers"), " ", "") != "[]")
+    return df.select("topic", "partition", "offset", "timestamp",
+                     *[F.when(~plain, F.col(c)).alias(c) for c in ("key", "value", "headers")],
+                     plain.alias("sc_plain"))
+
+
 def columns_from_arrow(cfg: SinkConfig, partitioner, fold: TopicPartitionFold, table, now: int | None) -> RecordColumns:
     """A slice of one topic-partition's rows (a pyarrow Table) as fold columns. Schemaless
     JSON records whose encoded partition `Partitioner.encode_many` gives are read as columns,
@@ -189,11 +219,12 @@ def columns_from_arrow(cfg: SinkConfig, partitioner, fold: TopicPartitionFold, t
     n = table.num_rows
 
     def record(i: int) -> SinkRecord:
-        return _record({c: table.column(c)[i].as_py() for c in ("topic", "partition", "offset", "timestamp", "key", "value", "headers")})
+        return _record({c: table.column(c)[i].as_py() for c in RECORD_COLUMNS})
 
     value = table.column("value")
-    is_null = pc.fill_null(pc.or_(pc.is_null(value), pc.equal(value, "null")), True).to_numpy(zero_copy_only=False)
-    envelope = pc.any(pc.fill_null(pc.starts_with(value, '{"schema"'), False)).as_py()
+    is_null = _null_values(table)
+    stripped = "sc_plain" in table.column_names
+    envelope = False if stripped else pc.any(pc.fill_null(pc.starts_with(value, '{"schema"'), False)).as_py()
     json_views = format_for(cfg.format_class).name == "json" and all(
         format_for(c).name == "json" for c, on in ((cfg.keys_format_class, cfg.store_kafka_keys),
                                                     (cfg.headers_format_class, cfg.store_kafka_headers)) if on)
@@ -204,18 +235,20 @@ def columns_from_arrow(cfg: SinkConfig, partitioner, fold: TopicPartitionFold, t
     if json_views and not envelope and cfg.behavior_on_null_values != "write":
         many = partitioner.encode_many(int(table.column("partition")[0].as_py()), ts)
     if many is None:
+        if stripped:
+            raise AssertionError("plain rows were stripped of their values, but encode_many does not apply")
         return columns_from_records(cfg, partitioner, [record(i) for i in range(n)], now, fold.codes)
     # JSON writes any schemaless value (R10.1); only nulls, missing keys and headers remain
     codes, eps = many
-    simple = ~is_null
+    simple = table.column("sc_plain").to_numpy(zero_copy_only=False).copy() if stripped else ~is_null
     if partitioner.time_based and partitioner.extractor is not None:
         simple &= ts_valid
     else:
         ts_valid = np.ones(n, dtype=bool)
-    if cfg.store_kafka_keys:
+    if cfg.store_kafka_keys and not stripped:
         key = table.column("key")
         simple &= ~pc.fill_null(pc.or_(pc.is_null(key), pc.equal(key, "null")), True).to_numpy(zero_copy_only=False)
-    if cfg.store_kafka_headers:
+    if cfg.store_kafka_headers and not stripped:
         h = pc.replace_substring(table.column("headers"), " ", "")
         simple &= ~pc.fill_null(pc.or_(pc.is_null(h), pc.equal(h, "[]")), True).to_numpy(zero_copy_only=False)
     codes = np.where(simple, codes, -1)
@@ -245,6 +278,8 @@ def fold_manifest(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jv
     columns = [c.split()[0] for c in MANIFEST_DDL.split(", ")]
 
     if clustered and puts is None and stop_before is None and only is None:
+        partitioner_proto = build_partitioner(cfg, jvm_zone)
+
         def fold_stream(batches: Iterator[Any]) -> Iterator[Any]:
             import pyarrow as pa
             import pyarrow.compute as pc
@@ -287,11 +322,10 @@ def fold_manifest(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jv
                         out.append({**dict.fromkeys(columns), "kind": "unclustered", "topic": topic,
                                     "partition": partition, "spark_partition": pid})
                     last_offset = int(offs[-1])
-                    value = seg.column("value")
-                    nulls = pc.fill_null(pc.or_(pc.is_null(value), pc.equal(value, "null")), True).to_numpy(zero_copy_only=False)
+                    nulls = _null_values(seg)
                     if nulls.any():
                         first = int(np.flatnonzero(nulls)[0])
-                        act = null_action(cfg, _record({c: seg.column(c)[first].as_py() for c in seg.column_names}))
+                        act = null_action(cfg, _record({c: seg.column(c)[first].as_py() for c in RECORD_COLUMNS}))
                         if act and act[0].startswith("skip"):
                             skipped += [SkippedRecord(topic, partition, int(o), act[1], act[0] == "skip-reported")
                                         for o in offs[nulls]]
@@ -304,7 +338,12 @@ def fold_manifest(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jv
             close()
             yield pa.RecordBatch.from_pylist(out, schema=schema)
 
-        return df.mapInArrow(fold_stream, MANIFEST_DDL)
+        vectorised = (partitioner_proto.encodes_many and format_for(cfg.format_class).name == "json"
+                      and cfg.behavior_on_null_values != "write"
+                      and all(format_for(c).name == "json" for c, on in (
+                          (cfg.keys_format_class, cfg.store_kafka_keys),
+                          (cfg.headers_format_class, cfg.store_kafka_headers)) if on))
+        return (plain_rows(cfg, df) if vectorised else df).mapInArrow(fold_stream, MANIFEST_DDL)
 
     def fold_group(pdf: "pd.DataFrame") -> "pd.DataFrame":
         partitioner = build_partitioner(cfg, jvm_zone)
@@ -416,7 +455,8 @@ def _results_from_rows(rows) -> tuple[list[FoldResult], list[SkippedRecord], dic
 
 
 def expect_spark(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm_zone: str = "UTC",
-                 manifest_path: str | None = None, existing_keys: frozenset[str] = frozenset()) -> Expectation:
+                 manifest_path: str | None = None, existing_keys: frozenset[str] = frozenset(),
+                 clustered: bool = False) -> Expectation:
     """The model on Spark. With `manifest_path`, the expected-object manifest is also written
     there as Parquet (one row per object, open file, topic-partition summary, failure, skip)."""
     import pandas as pd
@@ -455,10 +495,19 @@ def expect_spark(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm
         stop: int | None = 0
     else:
         stop = null_kill.put_index if null_kill is not None else None
-    manifest = fold_manifest(cfg, df, puts, jvm_zone, stop, existing_keys=existing_keys)
+    stream = clustered and puts is None and null_kill is None
+    manifest = fold_manifest(cfg, df, puts, jvm_zone, stop, existing_keys=existing_keys, clustered=stream)
     if manifest_path:
         manifest.write.mode("overwrite").parquet(manifest_path)
         manifest = manifest.sparkSession.read.parquet(manifest_path)
+    elif stream:
+        manifest = manifest.cache()
+    if stream and verify_clustered(manifest):
+        # the input was not laid out by topic-partition after all: fold it the general way
+        manifest = fold_manifest(cfg, df, puts, jvm_zone, stop, existing_keys=existing_keys)
+        if manifest_path:
+            manifest.write.mode("overwrite").parquet(manifest_path)
+            manifest = manifest.sparkSession.read.parquet(manifest_path)
     results, skipped, undelivered = _results_from_rows(manifest.collect())
     if puts is None and null_kill is not None:
         # one put holding everything: the fatal null stops put() before any write()

@@ -42,9 +42,9 @@ def cmd_model(args: argparse.Namespace) -> int:
     puts = None
     try:
         if args.puts:
-            puts = parse_puts_lines(_read(args.puts, "put schedule").splitlines(), args.puts)
+            puts = parse_puts_lines(_read(args.puts, "put schedule").split("\n"), args.puts)
         if args.engine == "local" and not args.records.endswith(".parquet"):
-            records = parse_records_lines(_read(args.records, "records").splitlines(), args.records)
+            records = parse_records_lines(_read(args.records, "records").split("\n"), args.records)
     except InputError as e:
         raise UsageError(str(e)) from None
 

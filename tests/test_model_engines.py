@@ -52,23 +52,30 @@ def test_spark_and_local_engines_agree(spark, scenario):
     local = expect(cfg, parse_records_lines(json.dumps(r) for r in records), put_specs)
     if not records:
         return  # an empty DataFrame has no topic-partitions to fold
-    on_spark = expect_spark(cfg, records_to_dataframe(spark, records), put_specs)
+    df = records_to_dataframe(spark, records)
+    on_spark = expect_spark(cfg, df, put_specs)
     assert _comparable(on_spark) == _comparable(local)
+    if put_specs is None:
+        # a dump laid out per topic-partition, streamed with no shuffle
+        dump = df.repartition(2, "topic", "partition").sortWithinPartitions("topic", "partition", "offset")
+        assert _comparable(expect_spark(cfg, dump, None, clustered=True)) == _comparable(local)
 
 
 def test_spark_engine_reads_a_parquet_dump_and_writes_the_manifest(spark, tmp_path):
-    """A Parquet dump of a topic (no put order) and the manifest written as Parquet."""
+    """A Parquet dump of a topic (no put order), streamed as clustered after a check, and
+    the manifest written as Parquet."""
     from reference_impl.spark_engine import expect_spark, records_to_dataframe
 
     records = [{"topic": "t", "partition": p, "offset": o, "timestamp": 0, "key": None, "value": {"n": o},
                 "headers": []} for p in range(3) for o in range(10)]
-    records_to_dataframe(spark, records).drop("seq").write.parquet(str(tmp_path / "dump.parquet"))
+    (records_to_dataframe(spark, records).drop("seq").repartition(3, "partition")
+     .sortWithinPartitions("partition", "offset").write.parquet(str(tmp_path / "dump.parquet")))
     from reference_impl.spark_engine import records_dataframe
 
     df = records_dataframe(spark, str(tmp_path / "dump.parquet"))
     cfg = parse_config({"format.class": "JsonFormat", "storage.class": "S3Storage", "s3.bucket.name": "b",
                         "flush.size": "4"})
-    exp = expect_spark(cfg, df, manifest_path=str(tmp_path / "manifest"))
+    exp = expect_spark(cfg, df, manifest_path=str(tmp_path / "manifest"), clustered=True)
     assert exp.committed_offsets == {"t-0": 8, "t-1": 8, "t-2": 8}
     manifest = spark.read.parquet(str(tmp_path / "manifest"))
     assert manifest.filter("kind = 'object'").count() == 6
