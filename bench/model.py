@@ -24,7 +24,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from reference_impl.config import parse_config  # noqa: E402
-from reference_impl.model import expect, parse_records_lines  # noqa: E402
 
 T0 = 1714557600000
 TPS = 16
@@ -66,8 +65,8 @@ def timed(fn):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="100000,1000000,10000000")
-    ap.add_argument("--local-max", type=int, default=1_000_000, help="largest size run on the local engine")
-    ap.add_argument("--shuffle-max", type=int, default=1_000_000, help="largest size timed on the shuffle path")
+    ap.add_argument("--local-max", type=int, default=10_000_000, help="largest size run on the local engine")
+    ap.add_argument("--shuffle-max", type=int, default=10_000_000, help="largest size timed on the shuffle path")
     ap.add_argument("--master", default=None)
     args = ap.parse_args()
     from reference_impl.spark_engine import fold_manifest, spark_session, verify_clustered
@@ -96,14 +95,11 @@ def main() -> None:
                     shuffle_s, _ = timed(lambda: fold_manifest(cfg, df).write.mode("overwrite").parquet(out + "-s"))
                 local = "-"
                 if n <= args.local_max:
-                    rows = df.orderBy("partition", "offset").toPandas()
-                    lines = [
-                        f'{{"topic":"bench","partition":{r.partition},"offset":{r.offset},'
-                        f'"timestamp":{r.timestamp},"key":null,"value":{r.value},"headers":[]}}'
-                        for r in rows.itertuples()
-                    ]
-                    recs = parse_records_lines(lines)
-                    local_s, _ = timed(lambda: expect(cfg, recs))
+                    import pyarrow.parquet as pq
+
+                    from reference_impl.columns import expect_arrow
+
+                    local_s, _ = timed(lambda: expect_arrow(cfg, pq.read_table(src)))
                     local = f"{n / local_s:,.0f}"
                 print(f"{n:>10,} {name:<38} {floor_s:>8.2f} {spark_s:>8.2f} {n / spark_s:>12,.0f} "
                       f"{spark_s / floor_s:>8.1f} {shuffle_s:>9.2f} {shuffle_s / floor_s:>8.1f} {local:>12}", flush=True)

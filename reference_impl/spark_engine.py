@@ -51,6 +51,7 @@ from reference_impl.model import (
     resolve_failure,
     start_failure,
 )
+from reference_impl.columns import RECORD_COLUMNS, columns_from_arrow, fold_arrow_batches, record_from_row
 from reference_impl.naming import object_key
 from reference_impl.partitioning import build_partitioner
 
@@ -61,7 +62,6 @@ RECORD_DDL = (
 # One row per object / open file / topic-partition summary / failure / skipped record /
 # conflict / overwrite. An object's offsets are first_offset..last_offset when contiguous
 # (`offsets` is then null), else listed.
-RECORD_COLUMNS = ("topic", "partition", "offset", "timestamp", "key", "value", "headers")
 MANIFEST_DDL = (
     "kind string, topic string, partition int, key string, encoded_partition string, "
     "first_offset long, last_offset long, count long, offsets array<long>, rotation string, "
@@ -120,24 +120,12 @@ def records_to_dataframe(spark, records: Sequence[SinkRecord] | Sequence[dict[st
     return spark.createDataFrame(rows, RECORD_DDL)
 
 
-def _record(row: dict[str, Any]) -> SinkRecord:
-    def load(s: Any) -> Any:
-        return None if s is None else json.loads(s)
-
-    return SinkRecord.from_json({
-        "topic": row["topic"], "partition": int(row["partition"]), "offset": int(row["offset"]),
-        "timestamp": None if row["timestamp"] is None or row["timestamp"] != row["timestamp"] else int(row["timestamp"]),
-        "key": load(row["key"]), "value": load(row["value"]),
-        "headers": load(row["headers"]) if row["headers"] is not None else [],
-    })
-
-
 def _records_of(pdf) -> list[tuple[int, SinkRecord]]:
     pdf = pdf.sort_values(["seq", "offset"] if pdf["seq"].notna().all() else ["offset"])
     out = []
     for n, row in enumerate(pdf.to_dict("records")):
         seq = row["seq"]
-        out.append((int(seq) if seq is not None and seq == seq else n, _record(row)))
+        out.append((int(seq) if seq is not None and seq == seq else n, record_from_row(row)))
     return out
 
 
@@ -180,18 +168,6 @@ def _fold_rows(cfg: SinkConfig, res: FoldResult, skipped: list[SkippedRecord], u
     return rows
 
 
-def _null_values(table) -> np.ndarray:
-    """Which rows have a null value (a JSON `null` is a null record value too). Rows marked
-    `sc_plain` were checked by Spark and carry no value."""
-    import pyarrow.compute as pc
-
-    value = table.column("value")
-    nulls = pc.fill_null(pc.or_(pc.is_null(value), pc.equal(value, "null")), True).to_numpy(zero_copy_only=False)
-    if "sc_plain" in table.column_names:
-        nulls = nulls & ~table.column("sc_plain").to_numpy(zero_copy_only=False)
-    return nulls
-
-
 def plain_rows(cfg: SinkConfig, df):
     """Mark, in Spark, the rows the fold can take as columns (schemaless, not null, with the
     key and headers the config needs) and drop their key/value/headers text, so that only
@@ -207,53 +183,6 @@ def plain_rows(cfg: SinkConfig, df):
     return df.select("topic", "partition", "offset", "timestamp",
                      *[F.when(~plain, F.col(c)).alias(c) for c in ("key", "value", "headers")],
                      plain.alias("sc_plain"))
-
-
-def columns_from_arrow(cfg: SinkConfig, partitioner, fold: TopicPartitionFold, table, now: int | None) -> RecordColumns:
-    """A slice of one topic-partition's rows (a pyarrow Table) as fold columns. Schemaless
-    JSON records whose encoded partition `Partitioner.encode_many` gives are read as columns,
-    with no Python object per record; any other slice is parsed record by record
-    (`columns_from_records`)."""
-    import pyarrow.compute as pc
-
-    n = table.num_rows
-
-    def record(i: int) -> SinkRecord:
-        return _record({c: table.column(c)[i].as_py() for c in RECORD_COLUMNS})
-
-    value = table.column("value")
-    is_null = _null_values(table)
-    stripped = "sc_plain" in table.column_names
-    envelope = False if stripped else pc.any(pc.fill_null(pc.starts_with(value, '{"schema"'), False)).as_py()
-    json_views = format_for(cfg.format_class).name == "json" and all(
-        format_for(c).name == "json" for c, on in ((cfg.keys_format_class, cfg.store_kafka_keys),
-                                                    (cfg.headers_format_class, cfg.store_kafka_headers)) if on)
-    ts_col = table.column("timestamp")
-    ts_valid = pc.is_valid(ts_col).to_numpy(zero_copy_only=False)
-    ts = pc.fill_null(ts_col, 0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    many = None
-    if json_views and not envelope and cfg.behavior_on_null_values != "write":
-        many = partitioner.encode_many(int(table.column("partition")[0].as_py()), ts)
-    if many is None:
-        if stripped:
-            raise AssertionError("plain rows were stripped of their values, but encode_many does not apply")
-        return columns_from_records(cfg, partitioner, [record(i) for i in range(n)], now, fold.codes)
-    # JSON writes any schemaless value (R10.1); only nulls, missing keys and headers remain
-    codes, eps = many
-    simple = table.column("sc_plain").to_numpy(zero_copy_only=False).copy() if stripped else ~is_null
-    if partitioner.time_based and partitioner.extractor is not None:
-        simple &= ts_valid
-    else:
-        ts_valid = np.ones(n, dtype=bool)
-    if cfg.store_kafka_keys and not stripped:
-        key = table.column("key")
-        simple &= ~pc.fill_null(pc.or_(pc.is_null(key), pc.equal(key, "null")), True).to_numpy(zero_copy_only=False)
-    if cfg.store_kafka_headers and not stripped:
-        h = pc.replace_substring(table.column("headers"), " ", "")
-        simple &= ~pc.fill_null(pc.or_(pc.is_null(h), pc.equal(h, "[]")), True).to_numpy(zero_copy_only=False)
-    codes = np.where(simple, codes, -1)
-    offsets = table.column("offset").to_numpy().astype(np.int64, copy=False)
-    return RecordColumns(offsets, ts, ts_valid, codes, eps, np.zeros(n, dtype=np.int64), simple, record)
 
 
 def fold_manifest(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm_zone: str = "UTC",
@@ -282,60 +211,19 @@ def fold_manifest(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jv
 
         def fold_stream(batches: Iterator[Any]) -> Iterator[Any]:
             import pyarrow as pa
-            import pyarrow.compute as pc
             from pyspark import TaskContext
 
             pid = TaskContext.get().partitionId()
             schema = _manifest_arrow_schema()
-            partitioner = build_partitioner(cfg, jvm_zone)
-            put = Put(None, None)
-            fold: TopicPartitionFold | None = None
-            skipped: list[SkippedRecord] = []
-            last_offset = -1
             out: list[dict[str, Any]] = []
-
-            def close() -> None:
-                if fold is not None:
-                    fold.end_put(put)
-                    out.extend(_fold_rows(cfg, fold.finish(), skipped, 0, pid))
-
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                table = pa.Table.from_batches([batch])
-                part = table.column("partition").to_numpy(zero_copy_only=False)
-                topic_col = table.column("topic")
-                change = np.zeros(len(part), dtype=bool)
-                change[0] = True
-                if len(part) > 1:
-                    change[1:] = (part[1:] != part[:-1]) | pc.not_equal(
-                        topic_col.slice(1), topic_col.slice(0, len(part) - 1)).to_numpy(zero_copy_only=False)
-                cuts = np.flatnonzero(change).tolist() + [len(part)]
-                for a, b in zip(cuts, cuts[1:]):
-                    seg = table.slice(a, b - a)
-                    topic, partition = seg.column("topic")[0].as_py(), int(part[a])
-                    if fold is None or (fold.topic, fold.partition) != (topic, partition):
-                        close()
-                        fold, skipped, last_offset = TopicPartitionFold(cfg, partitioner, topic, partition, existing_keys), [], -1
-                    offs = seg.column("offset").to_numpy()
-                    if offs[0] <= last_offset or (len(offs) > 1 and (np.diff(offs) <= 0).any()):
-                        out.append({**dict.fromkeys(columns), "kind": "unclustered", "topic": topic,
-                                    "partition": partition, "spark_partition": pid})
-                    last_offset = int(offs[-1])
-                    nulls = _null_values(seg)
-                    if nulls.any():
-                        first = int(np.flatnonzero(nulls)[0])
-                        act = null_action(cfg, _record({c: seg.column(c)[first].as_py() for c in RECORD_COLUMNS}))
-                        if act and act[0].startswith("skip"):
-                            skipped += [SkippedRecord(topic, partition, int(o), act[1], act[0] == "skip-reported")
-                                        for o in offs[nulls]]
-                            seg = seg.filter(pa.array(~nulls))
-                    if seg.num_rows:
-                        fold.feed(put, columns_from_arrow(cfg, partitioner, fold, seg, None))
+            for res, skipped, unclustered in fold_arrow_batches(cfg, build_partitioner(cfg, jvm_zone), batches, existing_keys):
+                out.extend(_fold_rows(cfg, res, skipped, 0, pid))
+                if unclustered:
+                    out.append({**dict.fromkeys(columns), "kind": "unclustered", "topic": res.topic,
+                                "partition": res.partition, "spark_partition": pid})
                 if len(out) > 10_000:
                     yield pa.RecordBatch.from_pylist(out, schema=schema)
                     out = []
-            close()
             yield pa.RecordBatch.from_pylist(out, schema=schema)
 
         vectorised = (partitioner_proto.encodes_many and format_for(cfg.format_class).name == "json"
@@ -398,7 +286,7 @@ def _fatal_null(cfg: SinkConfig, df, bounds: Sequence[int] | None) -> TaskFailur
         for pdf in batches:
             out = []
             for row in pdf.to_dict("records"):
-                act = null_action(cfg, _record(row))
+                act = null_action(cfg, record_from_row(row))
                 if act and act[0] == "kill":
                     out.append({"topic": row["topic"], "partition": row["partition"], "offset": row["offset"],
                                 "seq": row["seq"], "rule": act[1]})

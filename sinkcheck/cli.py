@@ -52,9 +52,18 @@ def cmd_model(args: argparse.Namespace) -> int:
     if args.existing_keys:
         existing |= {k.strip() for k in _read(args.existing_keys, "existing keys").splitlines() if k.strip()}
     started = time.monotonic()
-    if args.engine == "local":
-        if args.records.endswith(".parquet"):
-            raise UsageError("--records: Parquet input needs --engine spark")
+    if args.engine == "local" and args.records.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        from reference_impl.columns import expect_arrow
+
+        if puts is not None or existing:
+            raise UsageError("--records: a Parquet dump has no put order; give RECORDS.jsonl with --puts/--existing-key")
+        try:
+            exp = expect_arrow(cfg, pq.read_table(args.records), jvm_zone=args.jvm_zone)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    elif args.engine == "local":
         exp = expect(cfg, records, puts, engine="local", jvm_zone=args.jvm_zone, existing_keys=existing)
     else:
         from reference_impl.spark_engine import expect_spark, records_dataframe, spark_session
@@ -66,7 +75,7 @@ def cmd_model(args: argparse.Namespace) -> int:
             df = records_dataframe(spark, args.records)
             try:
                 exp = expect_spark(cfg, df, puts, jvm_zone=args.jvm_zone, manifest_path=args.manifest,
-                                   existing_keys=existing)
+                                   existing_keys=existing, clustered=args.clustered)
             except InputError as e:
                 raise UsageError(str(e)) from None
         finally:
@@ -111,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--engine", choices=("local", "spark"), default="local")
     m.add_argument("--spark-master", default=None, help="spark.master (default: embedded local[*])")
     m.add_argument("--jvm-zone", default="UTC", help="JVM default zone for zone-less timestamp strings (R6.5)")
+    m.add_argument("--clustered", action="store_true",
+                   help="with --engine spark: the dump keeps each topic-partition whole and in offset order "
+                        "(one file per topic-partition); streamed with no shuffle, checked, with a fallback")
     m.add_argument("--manifest", default=None, help="with --engine spark: also write the manifest as Parquet here")
     m.add_argument("--existing-key", action="append", metavar="KEY",
                    help="an object already in the bucket from an earlier run (repeatable; R8)")
