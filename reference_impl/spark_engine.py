@@ -80,6 +80,7 @@ def spark_session(master: str | None = None, app: str = "sinkcheck-model"):
         SparkSession.builder.appName(app)
         .master(master)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.shuffle.partitions", str(max(4, 2 * (os.cpu_count() or 2))))
         .config("spark.python.worker.reuse", "true")
