@@ -1,0 +1,414 @@
+"""Checkers: one function per property, run offline on a recorded run.
+
+Each takes a `RunData` and returns a `Verdict`: pass, fail with a minimal witness, or unknown.
+`run_checks` runs them all; a checker that crashes yields unknown with its error and never
+hides the others. A pass in a run where a scheduled fault never fired is unknown: the run
+did not test what it was meant to.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from adapters.observation import BucketSample, Observation, ProducedRecord, S3Object
+from conformance.claims import Claim
+from conformance.scenario import Scenario, record_seq
+from conformance.verdicts import FAIL, PASS, UNKNOWN, Verdict, Witness
+from reference_impl.config import SinkConfig
+from reference_impl.connect_data import SinkRecord
+from reference_impl.contents import decode_view, encode_view
+from reference_impl.expectation import Expectation
+
+TP = tuple[str, int]
+MAX_WITNESSES = 5
+
+
+@dataclass
+class RunData:
+    """Everything a checker may look at: the scenario, what was observed, the model."""
+
+    scenario: Scenario
+    target: str
+    observation: Observation
+    claim: Claim
+    cfg: SinkConfig | None
+    expectation: Expectation | None
+    records: list[SinkRecord] = field(default_factory=list)  # as produced, with offsets
+    _decoded: dict[tuple[str, str], list[int] | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.seq_to_record: dict[int, SinkRecord] = {}
+        for r in self.records:
+            s = record_seq(_raw_value(r))
+            if s is not None:
+                self.seq_to_record[s] = r
+
+    # --- what the bucket holds --------------------------------------------------------------
+    def value_objects(self, sample: BucketSample | None) -> list[S3Object]:
+        if sample is None:
+            return []
+        return [o for o in sample.objects if not _sibling(o.key)]
+
+    def seqs(self, obj: S3Object) -> list[int] | None:
+        """The record seqs an object holds, in order (None: it could not be decoded)."""
+        k = (obj.key, obj.etag)
+        if k not in self._decoded:
+            self._decoded[k] = self._decode(obj)
+        return self._decoded[k]
+
+    def _decode(self, obj: S3Object) -> list[int] | None:
+        if obj.body is None or self.cfg is None:
+            return None
+        try:
+            values = decode_view(self.cfg, obj.body, "value")
+        except Exception:
+            return None
+        out = []
+        for v in values:
+            s = record_seq(v) if isinstance(v, dict) else None
+            if s is None:
+                return None
+            out.append(s)
+        return out
+
+    def offsets_of(self, obj: S3Object) -> list[tuple[TP, int]] | None:
+        seqs = self.seqs(obj)
+        if seqs is None:
+            return None
+        out = []
+        for s in seqs:
+            r = self.seq_to_record.get(s)
+            if r is None:
+                return None
+            out.append((r.tp, r.offset))
+        return out
+
+    @property
+    def must_write(self) -> dict[TP, set[int]]:
+        """Offsets the model writes to some file (not skipped, not a tombstone)."""
+        skipped = {(s.topic, s.partition, s.offset) for s in (self.expectation.skipped if self.expectation else [])}
+        out: dict[TP, set[int]] = defaultdict(set)
+        for r in self.records:
+            if r.value is not None and (r.topic, r.partition, r.offset) not in skipped and record_seq(_raw_value(r)) is not None:
+                out[r.tp].add(r.offset)
+        return out
+
+    def faults_not_fired(self) -> list[str]:
+        return [f"{f.kind} {f.params}" for f in self.observation.faults if not f.fired]
+
+
+def _raw_value(r: SinkRecord) -> Any:
+    from reference_impl.formats.json_format import to_json_value
+
+    return to_json_value(r.value, r.value_schema)
+
+
+def _sibling(key: str) -> bool:
+    return ".keys." in key or ".headers." in key
+
+
+def _tp_name(tp: TP) -> str:
+    return f"{tp[0]}-{tp[1]}"
+
+
+def _at(tp: TP, offset: int) -> str:
+    return f"{tp[0]}-{tp[1]}@{offset}"
+
+
+# --- registry ---------------------------------------------------------------------------------
+
+Check = Callable[[RunData], Verdict]
+CHECKS: dict[str, tuple[str, Check]] = {}
+
+
+def check(name: str, rule: str) -> Callable[[Check], Check]:
+    """Register a checker under the property it verifies."""
+    def deco(fn: Check) -> Check:
+        CHECKS[name] = (rule, fn)
+        return fn
+    return deco
+
+
+def run_checks(data: RunData, names: list[str] | None = None) -> list[Verdict]:
+    out = []
+    not_fired = data.faults_not_fired()
+    for name, (rule, fn) in CHECKS.items():
+        if names is not None and name not in names:
+            continue
+        claimed = data.claim.claims(name)
+        try:
+            v = fn(data)
+            v = replace(v, claimed=claimed, rule=v.rule or rule)
+        except Exception as e:  # one broken checker never hides the others
+            v = Verdict(name, UNKNOWN, claimed, rule, f"checker crashed: {type(e).__name__}: {e}",
+                        details={"traceback": traceback.format_exc(limit=5)})
+        if v.status == PASS and not_fired:
+            v = replace(v, status=UNKNOWN, message=f"the fault it needs never fired ({'; '.join(not_fired)}); "
+                                                   f"would otherwise pass: {v.message}")
+        out.append(v)
+    return out
+
+
+def _verdict(name: str, witnesses: list[Witness], ok_message: str, fail_message: str, **details: Any) -> Verdict:
+    if witnesses:
+        return Verdict(name, FAIL, False, message=fail_message, witnesses=tuple(witnesses[:MAX_WITNESSES]),
+                       details={"count": len(witnesses), **details})
+    return Verdict(name, PASS, False, message=ok_message, details=details)
+
+
+# --- the properties ---------------------------------------------------------------------------
+
+@check("no-loss", "P-NOLOSS")
+def no_loss(d: RunData) -> Verdict:
+    final = d.observation.final_bucket
+    visible: dict[TP, set[int]] = defaultdict(set)
+    undecodable = []
+    for obj in d.value_objects(final):
+        offs = d.offsets_of(obj)
+        if offs is None:
+            undecodable.append(obj.key)
+            continue
+        for tp, o in offs:
+            visible[tp].add(o)
+    committed = d.observation.final_offsets
+    model_visible: dict[TP, set[int]] = defaultdict(set)
+    if d.expectation is not None and d.expectation.constraints is None:
+        for e in d.expectation.objects:
+            if e.certain:
+                model_visible[(e.topic, e.partition)].update(e.offsets)
+    lost, pending = [], []
+    for tp, offsets in sorted(d.must_write.items()):
+        top = max(visible[tp], default=-1)
+        for o in sorted(offsets - visible[tp]):
+            why = []
+            if committed.get(_tp_name(tp), 0) > o:
+                why.append(f"the sink committed {committed[_tp_name(tp)]}")
+            if top > o:
+                why.append(f"a later offset ({top}) is visible")
+            if o in model_visible[tp]:
+                why.append("the model says it must be visible")
+            if why:
+                lost.append(Witness("lost", (_at(tp, o),), explanation="absent from S3 although " + " and ".join(why)))
+            else:
+                pending.append(_at(tp, o))
+    if undecodable and not lost:
+        return Verdict("no-loss", UNKNOWN, False, message=f"{len(undecodable)} objects could not be decoded",
+                       details={"undecodable": undecodable[:10]})
+    return _verdict("no-loss", lost, "every committed or superseded record is visible",
+                    f"{len(lost)} records lost", not_yet_visible=pending[:50], not_yet_visible_count=len(pending))
+
+
+@check("no-duplicates", "P-NODUP")
+def no_duplicates(d: RunData) -> Verdict:
+    where: dict[int, list[str]] = defaultdict(list)
+    for obj in d.value_objects(d.observation.final_bucket):
+        for s in d.seqs(obj) or []:
+            where[s].append(obj.key)
+    dups = []
+    for s, keys in sorted(where.items()):
+        if len(keys) > 1:
+            r = d.seq_to_record.get(s)
+            at = _at(r.tp, r.offset) if r else f"seq {s}"
+            dups.append(Witness("duplicated", (at,), tuple(sorted(set(keys))),
+                                explanation=f"{at} appears {len(keys)} times"))
+    return _verdict("no-duplicates", dups, "every record appears once", f"{len(dups)} records duplicated")
+
+
+def _observed_objects(d: RunData) -> dict[str, list[int]]:
+    out = {}
+    for obj in d.value_objects(d.observation.final_bucket):
+        offs = d.offsets_of(obj)
+        out[obj.key] = [o for _, o in offs] if offs is not None else []
+    return out
+
+
+@check("exact-object-set", "§16")
+def exact_object_set(d: RunData) -> Verdict:
+    exp = d.expectation
+    if exp is None or exp.constraints is not None:
+        return Verdict("exact-object-set", UNKNOWN, False, message="the model gives constraints, not an exact set, for this config")
+    expected = {o.key: list(o.offsets) for o in exp.objects if o.value_object and o.certain}
+    observed = _observed_objects(d)
+    w = []
+    for k in sorted(set(observed) - set(expected)):
+        w.append(Witness("unexpected-object", keys=(k,), observed=observed[k], explanation="the model has no such object"))
+    for k in sorted(set(expected) - set(observed)):
+        w.append(Witness("missing-object", keys=(k,), expected=expected[k], explanation="the model commits this object"))
+    for k in sorted(set(expected) & set(observed)):
+        if expected[k] != observed[k]:
+            w.append(Witness("different-object", keys=(k,), expected=expected[k], observed=observed[k],
+                             explanation="the object holds other records than the model's"))
+    return _verdict("exact-object-set", w, f"{len(expected)} objects exactly as the model", f"{len(w)} objects differ from the model")
+
+
+@check("atomic-visibility", "R7.1")
+def atomic_visibility(d: RunData) -> Verdict:
+    exp = d.expectation
+    model = {o.key: o for o in exp.objects} if exp is not None and exp.constraints is None else {}
+    by_offset = {(r.topic, r.partition, r.offset): r for r in d.records}
+    expected_rows: dict[str, list[Any]] = {}
+    w = []
+    seen: set[tuple[str, str]] = set()
+    for sample in d.observation.bucket_samples:
+        for obj in d.value_objects(sample):
+            if (obj.key, obj.etag) in seen or obj.body is None:
+                continue
+            seen.add((obj.key, obj.etag))
+            m = model.get(obj.key)
+            if m is None or d.cfg is None:
+                if d.seqs(obj) is None and d.cfg is not None:
+                    w.append(Witness("undecodable-object", keys=(obj.key,), explanation="not a complete object of the format"))
+                continue
+            if obj.key not in expected_rows:
+                recs = [by_offset[(m.topic, m.partition, o)] for o in m.offsets if (m.topic, m.partition, o) in by_offset]
+                expected_rows[obj.key] = decode_view(d.cfg, encode_view(d.cfg, recs, "value"), "value")
+            try:
+                rows = decode_view(d.cfg, obj.body, "value")
+            except Exception as e:
+                rows = f"undecodable: {e}"
+            if rows != expected_rows[obj.key]:
+                w.append(Witness("partial-object", keys=(obj.key,),
+                                 expected=f"{len(expected_rows[obj.key])} records", observed=f"{len(rows) if isinstance(rows, list) else rows}",
+                                 explanation=f"seen at {sample.at_ms} with other contents than the model's"))
+    return _verdict("atomic-visibility", w, f"{len(seen)} object versions seen, each complete",
+                    f"{len(w)} object versions were visible incomplete or different")
+
+
+@check("commit-safety", "P-COMMIT-SAFETY")
+def commit_safety(d: RunData) -> Verdict:
+    samples = d.observation.bucket_samples
+    must = d.must_write
+    visible_at: list[tuple[int, dict[TP, set[int]]]] = []
+    for s in samples:
+        vis: dict[TP, set[int]] = defaultdict(set)
+        for obj in d.value_objects(s):
+            for tp, o in d.offsets_of(obj) or []:
+                vis[tp].add(o)
+        visible_at.append((s.at_ms, vis))
+    w = []
+    last: dict[tuple[str, Any], int] = {}
+    for os_ in d.observation.offset_samples:
+        later = next((vis for at, vis in visible_at if at >= os_.at_ms), visible_at[-1][1] if visible_at else {})
+        for name, k in os_.committed.items():
+            topic, _, p = name.rpartition("-")
+            tp = (topic, int(p))
+            missing = sorted(o for o in must.get(tp, ()) if o < k and o not in later.get(tp, set()))
+            if missing:
+                w.append(Witness("commit-ahead-of-s3", (_at(tp, missing[0]),), expected=f"every offset < {k} visible",
+                                 observed=f"{len(missing)} not visible",
+                                 explanation=f"at {os_.at_ms} {name} was committed to {k} but offset {missing[0]} was not in S3"))
+            key = (name, os_.generation)
+            if key in last and k < last[key]:
+                w.append(Witness("commit-backwards", (_at(tp, k),), expected=f">= {last[key]}", observed=k,
+                                 explanation=f"{name} moved back from {last[key]} to {k} within one generation"))
+            last[key] = k
+    return _verdict("commit-safety", w, f"{len(d.observation.offset_samples)} offset samples, never ahead of S3",
+                    f"{len(w)} offset commits ran ahead of S3 or backwards")
+
+
+@check("commit-progress", "P-COMMIT-PROGRESS")
+def commit_progress(d: RunData) -> Verdict:
+    final = d.observation.final_offsets
+    w = []
+    if d.expectation is not None and d.expectation.constraints is None and d.expectation.task_failure is None:
+        for name, k in sorted(d.expectation.committed_offsets.items()):
+            if final.get(name, 0) < k:
+                w.append(Witness("commit-stuck", (name,), expected=k, observed=final.get(name),
+                                 explanation=f"after quiet {name} is committed to {final.get(name)}; the model commits {k}"))
+    if not d.observation.quiet:
+        w.append(Witness("not-quiet", explanation=f"the sink never became quiet: {d.observation.still_moving}"))
+    return _verdict("commit-progress", w, "committed offsets reached the model's after quiet", "commits did not progress")
+
+
+_KEY = re.compile(r"^(?P<dir>.*)/(?P<topic>[^/]+?)\+(?P<partition>\d+)\+(?P<start>\d+)(?P<ext>\..+)$")
+
+
+@check("naming", "R5.1")
+def naming(d: RunData) -> Verdict:
+    if d.cfg is None:
+        return Verdict("naming", UNKNOWN, False, message="no Confluent naming to check against")
+    from reference_impl.naming import object_key
+
+    eps: dict[tuple[str, int, int], str] = {}
+    if d.expectation is not None and d.expectation.constraints is None:
+        for o in d.expectation.objects:
+            for off in o.offsets:
+                eps[(o.topic, o.partition, off)] = o.encoded_partition
+    elif d.expectation is not None and d.expectation.constraints is not None:
+        for c in d.expectation.constraints:
+            for off, ep in (c.encoded_partitions or {}).items():
+                eps[(c.topic, c.partition, off)] = ep
+    w = []
+    for obj in d.value_objects(d.observation.final_bucket):
+        offs = d.offsets_of(obj)
+        if not offs:
+            continue
+        (topic, p), start = offs[0]
+        ep = eps.get((topic, p, start))
+        if ep is None:
+            if not _KEY.match(obj.key):
+                w.append(Witness("bad-name", keys=(obj.key,), explanation="not topic+partition+startOffset.ext"))
+            continue
+        want = object_key(d.cfg, topic, p, ep, start)
+        if obj.key != want:
+            w.append(Witness("bad-name", (_at((topic, p), start),), (obj.key,), expected=want, observed=obj.key,
+                             explanation="the key is not the connector's name for its first record"))
+    return _verdict("naming", w, "every key is the connector's name for its first record", f"{len(w)} objects misnamed")
+
+
+@check("rotation", "R3")
+def rotation(d: RunData) -> Verdict:
+    if d.cfg is None:
+        return Verdict("rotation", UNKNOWN, False, message="no rotation rules to check against")
+    flush = max(d.cfg.flush_size, 1)
+    w = []
+    for obj in d.value_objects(d.observation.final_bucket):
+        offs = d.offsets_of(obj) or []
+        if len(offs) > flush:
+            w.append(Witness("oversized-object", keys=(obj.key,), expected=f"<= {flush} records", observed=len(offs),
+                             explanation="flush.size caps the records of a commit set (R2.4)"))
+        if offs and [o for _, o in offs] != sorted(o for _, o in offs):
+            w.append(Witness("out-of-order", keys=(obj.key,), explanation="records of an object are in offset order"))
+    return _verdict("rotation", w, "objects within flush.size, in offset order", f"{len(w)} objects break rotation rules")
+
+
+@check("file-count", "P-FILE-COUNT")
+def file_count(d: RunData) -> Verdict:
+    exp = d.expectation
+    if exp is None or exp.constraints is not None:
+        return Verdict("file-count", UNKNOWN, False, message="no exact model to bound the object count")
+    restarts = sum(1 for f in d.scenario.faults if f.kind in ("crash", "restart-task", "rebalance", "pause"))
+    want: Counter[TP] = Counter((o.topic, o.partition) for o in exp.objects if o.value_object)
+    have: Counter[TP] = Counter()
+    for obj in d.value_objects(d.observation.final_bucket):
+        offs = d.offsets_of(obj)
+        if offs:
+            have[offs[0][0]] += 1
+    w = [Witness("too-many-objects", (_tp_name(tp),), expected=f"<= {want[tp] + restarts}", observed=n,
+                 explanation="more objects than the model allows (small-file explosion)")
+         for tp, n in sorted(have.items()) if n > want[tp] + restarts]
+    return _verdict("file-count", w, "object counts within the model's bound", f"{len(w)} topic-partitions have too many objects")
+
+
+@check("multipart-hygiene", "P-MPU-HYGIENE")
+def multipart_hygiene(d: RunData) -> Verdict:
+    final = d.observation.final_bucket
+    uploads = list(final.open_uploads) if final else []
+    w = [Witness("leaked-upload", keys=(k,), observed=u, explanation="an incomplete multipart upload is left after quiet")
+         for k, u in uploads]
+    return _verdict("multipart-hygiene", w, "no incomplete multipart uploads after quiet", f"{len(w)} multipart uploads leaked")
+
+
+@check("liveness", "P-LIVENESS")
+def liveness(d: RunData) -> Verdict:
+    st = d.observation.statuses
+    w = []
+    if st and ("FAILED" in st[-1].task_states or st[-1].connector_state == "FAILED"):
+        w.append(Witness("task-failed", explanation=f"the sink ended FAILED: {st[-1].trace or ''}"[:500]))
+    exp = d.expectation
+    if exp is not None and exp.task_failure is not None and not w:
+        return Verdict("liveness", PASS, False, message=f"the model's task also dies ({exp.task_failure.rule})")
+    return _verdict("liveness", w, "the sink ended running", "the sink ended failed")

@@ -1,0 +1,78 @@
+"""Claims: which properties a (target, config, fault schedule) promises.
+
+Confluent's S3 sink (and sinkcheck's Python sink, which follows the same semantics) claims
+exactly-once under the conditions of spec §16: a deterministic partitioner, rotation by
+record time or size (not `rotate.schedule.interval.ms`, not the Wallclock extractor), and no
+configuration change mid-stream (C3). Caveat C1: with several encoded partitions open at once
+(FieldPartitioner, or no partition-change rotation) a retriable S3 error can duplicate.
+Aiven and Camel claim at-least-once with their own naming. Unclaimed properties are still
+measured and reported; they never fail a run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from conformance.scenario import FaultStep
+
+PROPERTIES = (
+    "no-loss", "no-duplicates", "exact-object-set", "atomic-visibility", "commit-safety",
+    "commit-progress", "naming", "rotation", "file-count", "multipart-hygiene", "liveness",
+)
+AT_LEAST_ONCE = frozenset({"no-loss", "atomic-visibility", "commit-safety", "commit-progress", "liveness"})
+CONFLUENT_NAMING = frozenset({"naming", "rotation"})
+EXACTLY_ONCE = frozenset({"no-duplicates", "exact-object-set", "file-count"})
+
+# targets whose objects follow the Confluent S3 sink's semantics and naming
+CONFLUENT_SEMANTICS = ("confluent", "pysink")
+
+
+@dataclass(frozen=True)
+class Claim:
+    name: str  # "exactly-once" | "at-least-once"
+    properties: frozenset[str]
+    naming: str  # "confluent" | "aiven" | "camel" | "own"
+    reasons: tuple[str, ...] = ()
+
+    def claims(self, prop: str) -> bool:
+        return prop in self.properties
+
+
+def _kind(target: str) -> str:
+    t = target.split(":", 1)[-1] if target.startswith("kafka-connect:") else target
+    return t if t in ("confluent", "aiven", "camel", "pysink") else "own"
+
+
+def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = ()) -> Claim:
+    kind = _kind(target)
+    faults = list(faults)
+    if kind not in CONFLUENT_SEMANTICS:
+        return Claim("at-least-once", AT_LEAST_ONCE, kind,
+                     (f"{kind} makes no exactly-once claim; upload-then-commit gives at-least-once",))
+    props = set(AT_LEAST_ONCE | CONFLUENT_NAMING)
+    reasons: list[str] = []
+    exactly = True
+    part = config.get("partitioner.class", "DefaultPartitioner").rsplit(".", 1)[-1]
+    if int(config.get("rotate.schedule.interval.ms", "-1") or -1) > 0:
+        exactly = False
+        reasons.append("rotate.schedule.interval.ms rotates on wall-clock time: at-least-once only (§16)")
+    if part in ("TimeBasedPartitioner", "DailyPartitioner", "HourlyPartitioner") and \
+            config.get("timestamp.extractor", "Wallclock") == "Wallclock":
+        exactly = False
+        reasons.append("the Wallclock extractor is not deterministic: at-least-once only (§16)")
+    if any(f.kind == "update-config" for f in faults):
+        exactly = False
+        reasons.append("a config change mid-stream moves file boundaries (C3)")
+    several_open = part == "FieldPartitioner" or config.get("rotate.file.on.partition.change", "true") == "false"
+    retriable = any(f.kind == "s3" and f.params.get("action") in ("fail", "error-200") for f in faults)
+    if several_open and retriable:
+        exactly = False
+        reasons.append("several open files plus a retriable S3 error re-write committed records (C1)")
+    if exactly:
+        props |= EXACTLY_ONCE
+        reasons.append("deterministic partitioner and rotation: exactly-once (§16)")
+    if not faults:
+        props.add("multipart-hygiene")
+    else:
+        reasons.append("incomplete multipart uploads may be left by crashes and failed completes (R7.5, R7.6): measured, not claimed")
+    return Claim("exactly-once" if exactly else "at-least-once", frozenset(props), "confluent", tuple(reasons))

@@ -1,0 +1,61 @@
+"""Targets by name: `pysink[:broker][:<variant>]`, `kafka-connect:<aiven|camel|confluent>`,
+`module:Class`, or a name registered in the entry-point group `sinkcheck.targets`.
+
+A third-party target is a class implementing `adapters.target.Target` whose constructor takes
+`run_dir` (a directory for its logs) and `s3_endpoint` (where S3 is: sinkcheck's S3 server,
+or the fault front before it; None lets the target bring its own).
+"""
+from __future__ import annotations
+
+import importlib
+from importlib import metadata
+from pathlib import Path
+
+from adapters.target import Target
+
+BUILTIN = ("pysink", "kafka-connect:aiven", "kafka-connect:camel", "kafka-connect:confluent")
+
+
+class TargetSpecError(ValueError):
+    pass
+
+
+def target_kind(spec: str) -> str:
+    """The claim family of a target spec (`pysink`, `confluent`, `aiven`, `camel`, `own`)."""
+    if spec.startswith("pysink"):
+        return "pysink"
+    if spec.startswith("kafka-connect:"):
+        return spec.split(":", 1)[1].split(":", 1)[0]
+    return "own"
+
+
+def pysink_variant(spec: str) -> str | None:
+    parts = [p for p in spec.split(":")[1:] if p != "broker"]
+    return parts[0] if parts else None
+
+
+def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin_path: list[str] | None = None) -> Target:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if spec.startswith("pysink"):
+        from adapters.pysink.target import PySinkTarget
+
+        mode = "broker" if ":broker" in spec else "inprocess"
+        return PySinkTarget(run_dir, mode=mode, variant=pysink_variant(spec), s3_endpoint=s3_endpoint)
+    if spec.startswith("kafka-connect:"):
+        from adapters.kafka_connect import KafkaConnectTarget
+
+        profile = spec.split(":", 1)[1]
+        return KafkaConnectTarget(run_dir, profile=profile, plugin_path=plugin_path or [])
+    if ":" in spec:
+        module, _, cls_name = spec.partition(":")
+        try:
+            cls = getattr(importlib.import_module(module), cls_name)
+        except (ImportError, AttributeError) as e:
+            raise TargetSpecError(f"--target {spec}: cannot load {cls_name} from {module}: {e}") from None
+        return cls(run_dir=run_dir, s3_endpoint=s3_endpoint)
+    for ep in metadata.entry_points(group="sinkcheck.targets"):
+        if ep.name == spec:
+            return ep.load()(run_dir=run_dir, s3_endpoint=s3_endpoint)
+    raise TargetSpecError(
+        f"--target {spec!r}: not a known target; use one of {', '.join(BUILTIN)}, pysink:<variant>, "
+        "module:Class, or a name registered under the entry-point group sinkcheck.targets")

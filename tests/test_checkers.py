@@ -1,0 +1,146 @@
+"""Each checker on hand-made observations: a clean run passes, the anomaly it exists for
+fails with a witness, a crashing checker is unknown, an unfired fault turns a pass unknown."""
+from __future__ import annotations
+
+import json
+
+from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, S3Object, StatusSample
+from conformance.checkers import CHECKS, RunData, run_checks
+from conformance.claims import claim_for
+from conformance.scenario import FaultStep, Scenario
+from conformance.verdicts import FAIL, PASS, UNKNOWN, overall
+from reference_impl.config import parse_config
+from reference_impl.connect_data import SinkRecord
+from reference_impl.model import expect
+
+CONFIG = {"format.class": "io.confluent.connect.s3.format.json.JsonFormat", "flush.size": "3",
+          "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b"}
+D = "topics/t/partition=0"
+
+
+def scenario(n: int = 8, faults=()) -> Scenario:
+    return Scenario("unit", CONFIG, {"t": 1},
+                    [{"topic": "t", "partition": 0, "timestamp": 0, "key": None, "value": {"seq": i}, "headers": []}
+                     for i in range(n)], list(faults))
+
+
+def body(seqs) -> bytes:
+    return "".join(json.dumps({"seq": s}, separators=(",", ":")) + "\n" for s in seqs).encode()
+
+
+def sample(at: int, objects: dict[str, list[int]], uploads=()) -> BucketSample:
+    return BucketSample(at, tuple(S3Object(k, len(body(v)), f"{k}:{v}", body(v)) for k, v in objects.items()),
+                        tuple(uploads))
+
+
+CLEAN = {f"{D}/t+0+0000000000.json": [0, 1, 2], f"{D}/t+0+0000000003.json": [3, 4, 5]}
+
+
+def run(objects=CLEAN, samples=None, offsets=(6,), faults=(), fault_events=(), uploads=(), status="RUNNING", n=8):
+    sc = scenario(n, faults)
+    cfg = parse_config(CONFIG)
+    records = [SinkRecord.from_json({**r, "offset": i}) for i, r in enumerate(sc.records)]
+    obs = Observation(
+        bucket_samples=list(samples or []) + [sample(10_000, objects, uploads)],
+        offset_samples=[OffsetSample(1000 * (i + 1), {"t-0": k}, 1) for i, k in enumerate(offsets)],
+        faults=list(fault_events), statuses=[StatusSample(9999, status, (status,))], quiet=True)
+    data = RunData(sc, "pysink", obs, claim_for("pysink", CONFIG, sc.faults), cfg, expect(cfg, records), records)
+    return {v.property: v for v in run_checks(data)}
+
+
+def test_a_clean_run_passes_every_property():
+    v = run()
+    assert {p: x.status for p, x in v.items()} == {p: PASS for p in CHECKS}
+    assert v["no-loss"].details["not_yet_visible_count"] == 2  # 6 and 7 sit in the open file
+    assert overall(list(v.values())) == PASS
+
+
+def test_no_loss_fails_when_a_committed_record_is_missing():
+    v = run({f"{D}/t+0+0000000000.json": [0, 2], f"{D}/t+0+0000000003.json": [3, 4, 5]})
+    assert v["no-loss"].status == FAIL
+    assert v["no-loss"].witnesses[0].offsets == ("t-0@1",)
+
+
+def test_no_duplicates_fails_with_both_keys():
+    v = run({**CLEAN, f"{D}/t+0+0000000002.json": [2, 3, 4]})
+    assert v["no-duplicates"].status == FAIL
+    assert f"{D}/t+0+0000000002.json" in v["no-duplicates"].witnesses[0].keys
+    assert v["exact-object-set"].status == FAIL
+
+
+def test_exact_object_set_and_naming_catch_renumbered_start_offsets():
+    v = run({f"{D}/t+0+0000000000.json": [0, 1, 2], f"{D}/t+0+0000000001.json": [3, 4, 5]})
+    assert v["exact-object-set"].status == FAIL
+    assert v["naming"].status == FAIL and v["naming"].witnesses[0].expected == f"{D}/t+0+0000000003.json"
+
+
+def test_atomic_visibility_catches_a_partial_object_seen_mid_run():
+    v = run(samples=[sample(500, {f"{D}/t+0+0000000000.json": [0, 1]})])
+    assert v["atomic-visibility"].status == FAIL
+    assert v["atomic-visibility"].witnesses[0].anomaly == "partial-object"
+
+
+def test_commit_safety_catches_an_offset_committed_before_the_upload():
+    v = run(samples=[sample(500, {})], offsets=(3, 6))
+    # at 1000 the sink had committed 3 while the first sample after it (10000) ... holds 0-2: safe
+    assert v["commit-safety"].status == PASS
+    v = run(samples=[sample(1500, {})], offsets=(3, 6))
+    assert v["commit-safety"].status == FAIL and v["commit-safety"].witnesses[0].anomaly == "commit-ahead-of-s3"
+
+
+def test_commit_safety_catches_offsets_going_backwards():
+    v = run(offsets=(6, 3, 6))
+    assert any(w.anomaly == "commit-backwards" for w in v["commit-safety"].witnesses)
+
+
+def test_commit_progress_fails_when_commits_stall():
+    v = run(offsets=(3,))
+    assert v["commit-progress"].status == FAIL and v["commit-progress"].witnesses[0].expected == 6
+
+
+def test_rotation_catches_an_object_over_flush_size():
+    v = run({f"{D}/t+0+0000000000.json": [0, 1, 2, 3], f"{D}/t+0+0000000004.json": [4, 5]})
+    assert v["rotation"].status == FAIL
+
+
+def test_file_count_catches_a_small_file_explosion():
+    v = run({f"{D}/t+0+{i:010d}.json": [i] for i in range(6)})
+    assert v["file-count"].status == FAIL
+
+
+def test_multipart_hygiene_and_liveness():
+    v = run(uploads=[("x", "u1")], status="FAILED")
+    assert v["multipart-hygiene"].status == FAIL and v["liveness"].status == FAIL
+
+
+def test_a_fault_that_never_fired_makes_a_pass_unknown_and_unclaims_hygiene():
+    f = FaultStep(3, "s3", {"operation": "UploadPart", "action": "fail", "part_number": 4})
+    v = run(faults=[f], fault_events=[FaultEvent("s3", {}, False)])
+    assert v["no-loss"].status == UNKNOWN and "never fired" in v["no-loss"].message
+    assert not v["multipart-hygiene"].claimed
+
+
+def test_a_crashing_checker_is_unknown_and_hides_nothing(monkeypatch):
+    import conformance.checkers as c
+
+    def boom(d):
+        raise RuntimeError("kaput")
+
+    monkeypatch.setitem(c.CHECKS, "no-loss", ("P-NOLOSS", boom))
+    v = run()
+    assert v["no-loss"].status == UNKNOWN and "kaput" in v["no-loss"].message
+    assert v["no-duplicates"].status == PASS
+
+
+def test_claims_follow_section_16():
+    assert claim_for("pysink", CONFIG).name == "exactly-once"
+    sched = {**CONFIG, "rotate.schedule.interval.ms": "60000", "timezone": "UTC"}
+    assert claim_for("pysink", sched).name == "at-least-once"
+    assert not claim_for("aiven", CONFIG).claims("no-duplicates")
+    field = {**CONFIG, "partitioner.class": "FieldPartitioner", "partition.field.name": "r"}
+    assert claim_for("pysink", field, [FaultStep(1, "s3", {"action": "fail"})]).name == "at-least-once"  # C1
+
+
+def test_scenario_round_trips_through_json(tmp_path):
+    sc = scenario(3, [FaultStep(1, "crash")])
+    assert Scenario.load(sc.save(tmp_path / "s.json")) == sc
