@@ -81,7 +81,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         s3_endpoint = front.endpoint
     tgt = target or make_target(target_spec, run_dir, s3_endpoint, plugin_path)
     produced_offsets: list[int] = []
-    rule_ids: dict[int, str] = {}
+    rule_ids: list[str] = []  # the scenario's s3 rules in order
     try:
         tgt.start({"name": f"sinkcheck-{abs(hash(scenario.name)) % 10**6}", "config": dict(scenario.connector)},
                   scenario.topics)
@@ -99,10 +99,16 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
                     continue  # reported below as a fault that never fired
                 from adapters.s3front import FaultRule
 
-                rule_ids[idx] = front.add_rule(FaultRule(**step.params))
+                rule_ids.append(front.add_rule(FaultRule(**step.params)))
             elif step.kind == "release":
                 if front is not None:
                     front.release()
+            elif step.kind == "wait":
+                time.sleep(float(step.params.get("seconds", 1.0)))  # the sink keeps polling: empty puts
+            elif step.kind == "wait-fired":
+                n = int(step.params.get("rule", 0))
+                if front is not None and n < len(rule_ids):
+                    front.wait_fired(rule_ids[n], float(step.params.get("seconds", 30)))
             else:
                 tgt.apply_fault(Fault(step.kind, step.params))
         tgt.wait_until_quiet(quiet_timeout_s)

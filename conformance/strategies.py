@@ -102,3 +102,86 @@ def put_schedules(draw: st.DrawFn, n_records: int) -> list[dict[str, int]]:
         puts.append({"at": at, "count": 0})
         at += draw(st.sampled_from([1000, 600_000]))
     return puts
+
+
+# --- whole scenarios -------------------------------------------------------------------------
+
+from conformance.scenario import FaultStep, Scenario  # noqa: E402
+
+SINK_PARTITIONERS = ("default", "field", "hourly")
+
+
+@st.composite
+def sink_configs(draw: st.DrawFn) -> dict[str, str]:
+    """Configs a real sink runs in the suite: JSON values, rotation by size and record time."""
+    cfg = {
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+        "format.class": JSON_FORMAT,
+        "s3.bucket.name": "sinkcheck",
+        "flush.size": str(draw(st.integers(1, 8))),
+        "behavior.on.null.values": "ignore",
+    }
+    part = draw(st.sampled_from(SINK_PARTITIONERS))
+    if part == "field":
+        cfg.update({"partitioner.class": P + "FieldPartitioner", "partition.field.name": "region"})
+    elif part == "hourly":
+        cfg.update({"partitioner.class": P + "HourlyPartitioner", "timestamp.extractor": "Record",
+                    "locale": "en-US", "timezone": "UTC"})
+        if draw(st.booleans()):
+            cfg["rotate.interval.ms"] = str(draw(st.sampled_from([1000, 3000, 60000])))
+    if draw(st.booleans()):
+        cfg["s3.compression.type"] = "gzip"
+    return cfg
+
+
+@st.composite
+def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40) -> list[dict[str, Any]]:
+    """Records with a `seq` in every value (how checkers find them in S3): late and
+    out-of-order timestamps, hour edges, idle gaps, keys, regions."""
+    n = draw(st.integers(1, max_records))
+    tps = [(t, p) for t, k in topics.items() for p in range(k)]
+    clock = T0 - draw(st.sampled_from([0, 1500, 60_000]))
+    out = []
+    for seq in range(n):
+        t, p = draw(st.sampled_from(tps))
+        clock += draw(st.sampled_from([0, 100, 1000, 2500, 60_000, 3_600_000]))
+        ts = clock - draw(st.sampled_from([0, 0, 0, 1500, 3_600_000]))
+        out.append({"topic": t, "partition": p, "timestamp": ts, "key": f"k{seq % 5}",
+                    "value": {"seq": seq, "region": draw(st.sampled_from(["eu", "us"])), "ts": ts},
+                    "headers": [["h", str(seq)]]})
+    return out
+
+
+@st.composite
+def fault_schedules(draw: st.DrawFn, n_records: int) -> list[FaultStep]:
+    """0–2 faults at chosen points: a crash, a zombie pause, a 503 on an S3 call, a 200 that
+    carries an error on CompleteMultipartUpload, a response dropped after Complete."""
+    steps = []
+    for _ in range(draw(st.integers(0, 2))):
+        after = draw(st.integers(0, n_records))
+        kind = draw(st.sampled_from(["crash", "pause", "s3-503", "s3-500", "s3-error-200", "s3-drop"]))
+        if kind == "crash":
+            steps.append(FaultStep(after, "crash"))
+        elif kind == "pause":
+            steps.append(FaultStep(after, "pause", {"duration_s": 1.0}))
+        else:
+            op = draw(st.sampled_from(["UploadPart", "CompleteMultipartUpload", "CreateMultipartUpload"]))
+            action, status = {"s3-503": ("fail", 503), "s3-500": ("fail", 500),
+                              "s3-error-200": ("error-200", 200), "s3-drop": ("drop-response", 200)}[kind]
+            if action in ("error-200", "drop-response"):
+                op = "CompleteMultipartUpload"
+            steps.append(FaultStep(after, "s3", {"operation": op, "action": action, "status": status,
+                                                 "nth": draw(st.integers(1, 2))}))
+    return sorted(steps, key=lambda f: f.after)
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True) -> Scenario:
+    """A whole scenario: config, topics, records, faults. Shrinks toward fewer records and
+    no faults."""
+    cfg = draw(sink_configs())
+    topics = {"orders": draw(st.integers(1, 2))}
+    records = draw(sink_records(topics, max_records))
+    faults = draw(fault_schedules(len(records))) if with_faults else []
+    return Scenario("generated", cfg, topics, records, faults)

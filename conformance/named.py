@@ -1,0 +1,101 @@
+"""Named scenarios from public write-ups of the connector: each replayable and in the suite."""
+from __future__ import annotations
+
+from typing import Callable
+
+from conformance.scenario import FaultStep, Scenario
+
+JSON = "io.confluent.connect.s3.format.json.JsonFormat"
+BASE = {
+    "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+    "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+    "format.class": JSON,
+    "s3.bucket.name": "sinkcheck",
+}
+PUBLIC_T = 1706713200000  # 2024-01-31T15:00:00Z
+MB = 1024 * 1024
+
+
+def _rec(seq: int, ts: int, topic: str = "events", partition: int = 0, pad: int = 0) -> dict:
+    value: dict = {"seq": seq, "ts": ts}
+    if pad:
+        value["pad"] = "x" * pad
+    return {"topic": topic, "partition": partition, "timestamp": ts, "key": f"k{seq}", "value": value, "headers": []}
+
+
+def rotate_interval_table() -> Scenario:
+    """TimeBasedPartitioner, Record extractor, rotate.interval.ms=3000: 0-2 commit in one
+    object when 3 arrives; 3-4 stay open and invisible."""
+    cfg = {**BASE, "flush.size": "1000", "rotate.interval.ms": "3000", "timestamp.extractor": "Record",
+           "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+           "partition.duration.ms": "3600000", "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+           "locale": "en-US", "timezone": "UTC"}
+    times = [0, 1000, 2000, 4000, 5000]
+    return Scenario("rotate-interval-table", cfg, {"events": 1}, [_rec(i, PUBLIC_T + t) for i, t in enumerate(times)],
+                    notes="public write-up: rotate.interval.ms measured on record time from the first record")
+
+
+def rotate_schedule_table() -> Scenario:
+    """DefaultPartitioner, rotate.schedule.interval.ms=3000, timezone=UTC: the file becomes
+    visible at the first put after the boundary, even an empty one."""
+    cfg = {**BASE, "flush.size": "1000", "rotate.schedule.interval.ms": "3000", "timezone": "UTC"}
+    return Scenario("rotate-schedule-table", cfg, {"events": 1}, [_rec(i, PUBLIC_T + i * 1000) for i in range(3)],
+                    faults=[FaultStep(3, "wait", {"seconds": 4.0})],
+                    notes="public write-up: scheduled rotation flushes on wall-clock time at an (empty) put")
+
+
+def idle_partition() -> Scenario:
+    """rotate.interval.ms on an idle partition: the last file never flushes (issues #144, #70)."""
+    cfg = {**BASE, "flush.size": "1000", "rotate.interval.ms": "60000", "timestamp.extractor": "Record",
+           "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+           "locale": "en-US", "timezone": "UTC"}
+    recs = [_rec(i, PUBLIC_T + i * 30_000) for i in range(5)]  # 0, 30 s, ... 120 s: one rotation at 60 s
+    return Scenario("idle-partition-never-flushes", cfg, {"events": 1}, recs,
+                    faults=[FaultStep(5, "wait", {"seconds": 2.0})],
+                    notes="C5: data reaches S3 only when a newer record arrives")
+
+
+def _multipart_cfg() -> dict[str, str]:
+    return {**BASE, "flush.size": "90", "s3.part.size": str(25 * MB)}
+
+
+def _big(n: int) -> list[dict]:
+    return [_rec(i, PUBLIC_T + i, pad=MB - 64) for i in range(n)]
+
+
+def multipart_completes() -> Scenario:
+    """Story 1: 90 records of 1 MB per file, 25 MB parts: the upload completes and the
+    committed offset moves from 180 to 270."""
+    return Scenario("multipart-completes", _multipart_cfg(), {"events": 1}, _big(270),
+                    notes="public write-up: each file is a multipart upload of 4 parts")
+
+
+def multipart_crash_in_part_four() -> Scenario:
+    """Story 2: a crash while part four of the next file uploads: nothing partial becomes
+    visible; the restart resumes at 270 and the same file appears whole."""
+    faults = [FaultStep(270, "s3", {"operation": "UploadPart", "action": "hang", "part_number": 4, "nth": 4,
+                                    "name": "part 4 of the 4th file"}),
+              FaultStep(360, "wait-fired", {"rule": 0, "seconds": 60}),
+              FaultStep(360, "crash"),
+              FaultStep(360, "release")]
+    return Scenario("multipart-crash-in-part-four", _multipart_cfg(), {"events": 1}, _big(360), faults)
+
+
+def multipart_lost_commit() -> Scenario:
+    """Story 3: the upload completes but the offset commit is lost: the restart re-uploads
+    under the same key, which overwrites it, and no duplicate remains."""
+    faults = [FaultStep(270, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response", "nth": 4,
+                                    "name": "complete of the 4th file"}),
+              FaultStep(360, "wait-fired", {"rule": 0, "seconds": 60}),
+              FaultStep(360, "crash")]
+    return Scenario("multipart-lost-commit", _multipart_cfg(), {"events": 1}, _big(360), faults)
+
+
+NAMED: dict[str, Callable[[], Scenario]] = {
+    "rotate-interval-table": rotate_interval_table,
+    "rotate-schedule-table": rotate_schedule_table,
+    "idle-partition-never-flushes": idle_partition,
+    "multipart-completes": multipart_completes,
+    "multipart-crash-in-part-four": multipart_crash_in_part_four,
+    "multipart-lost-commit": multipart_lost_commit,
+}

@@ -1,0 +1,75 @@
+"""The conformance suite: named scenarios property by property, and generated scenarios with
+faults, each run whole against `--target` and checked against the model and the claims."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from conformance.named import NAMED
+from conformance.pytest_plugin import PROPERTY_MARKERS, failure_block
+from conformance.strategies import scenarios
+
+_RESULTS: dict[tuple[str, str], object] = {}
+
+
+def _run(name, scenario, target, out: Path):
+    from conformance.runner import run_scenario
+
+    key = (target, name)
+    if key not in _RESULTS:
+        run_dir = out / re.sub(r"[^\w.-]", "_", f"{target}-{name}")
+        scenario.save(run_dir / "scenario.json")
+        _RESULTS[key] = run_scenario(scenario, target, run_dir)
+    return _RESULTS[key]
+
+
+def _scenario(name, connector):
+    sc = NAMED[name]()
+    return sc if connector is None else type(sc)(**{**sc.__dict__, "connector": connector})
+
+
+@pytest.mark.sinkcheck
+@pytest.mark.parametrize("prop", [pytest.param(m.replace("_", "-"), marks=getattr(pytest.mark, m)) for m in PROPERTY_MARKERS])
+@pytest.mark.parametrize("name", list(NAMED))
+def test_named_scenario(name, prop, sinkcheck_target, sinkcheck_connector, sinkcheck_profile, sinkcheck_out):
+    result = _run(name, _scenario(name, sinkcheck_connector), sinkcheck_target, sinkcheck_out)
+    verdict = next(v for v in result.verdicts if v.property == prop)
+    if not verdict.claimed:
+        pytest.skip(f"{prop} is not claimed by {sinkcheck_target} here ({result.claim.name}): {verdict.status} — {verdict.message}")
+    if verdict.status == "unknown":
+        pytest.skip(f"unknown: {verdict.message}")
+    assert verdict.status == "pass", failure_block(result)
+
+
+def _generated_settings():
+    import os
+
+    ci = (os.environ.get("CI") or os.environ.get("SINKCHECK_HYPOTHESIS_PROFILE") == "ci")
+    return settings(max_examples=6 if ci else 40, deadline=None, derandomize=ci,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+
+
+@pytest.mark.sinkcheck
+@pytest.mark.no_loss
+@pytest.mark.no_duplicates
+@pytest.mark.commit_safety
+@_generated_settings()
+@given(scenario=scenarios(max_records=30))
+def test_generated_scenarios(scenario, sinkcheck_target, sinkcheck_connector, sinkcheck_out):
+    from conformance.runner import run_scenario
+
+    if sinkcheck_connector is not None:
+        scenario = type(scenario)(**{**scenario.__dict__, "connector": sinkcheck_connector})
+    n = len(list(sinkcheck_out.glob("generated-*")))
+    run_dir = sinkcheck_out / f"generated-{n:04d}"
+    scenario.save(run_dir / "scenario.json")
+    result = run_scenario(scenario, sinkcheck_target, run_dir)
+    failed = result.failed()
+    if failed:
+        failures = Path(".sinkcheck/failures")
+        failures.mkdir(parents=True, exist_ok=True)
+        scenario.save(failures / f"{sinkcheck_target.replace(':', '_')}-{abs(hash(scenario.dumps())) % 10**8}.json")
+    assert not failed, failure_block(result) + "\n" + scenario.steps()
