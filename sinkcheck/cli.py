@@ -7,6 +7,7 @@ import os
 import sys
 import time
 import traceback
+from pathlib import Path
 from typing import Sequence
 
 from sinkcheck.exitcodes import Exit
@@ -108,6 +109,36 @@ def cmd_model(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from conformance.pytest_plugin import failure_block
+    from conformance.runner import run_scenario
+    from conformance.scenario import Scenario, ScenarioError
+    from conformance.targets import TargetSpecError
+
+    try:
+        scenario = Scenario.load(args.scenario)
+    except ScenarioError as e:
+        raise UsageError(str(e)) from None
+    out = Path(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
+    out.mkdir(parents=True, exist_ok=True)
+    scenario.save(out / "scenario.json")
+    print(f"replaying {args.scenario} ({len(scenario.records)} records, {len(scenario.faults)} faults) "
+          f"against {args.target} ...", file=sys.stderr)
+    try:
+        result = run_scenario(scenario, args.target, out, plugin_path=args.plugin_path)
+    except TargetSpecError as e:
+        raise UsageError(str(e)) from None
+    for v in result.verdicts:
+        mark = {"pass": "ok  ", "fail": "FAIL", "unknown": "??  "}[v.status]
+        claimed = "claimed" if v.claimed else "measured"
+        print(f"  {mark} {v.property:<18} {claimed:<8} {v.message}")
+    if result.failed():
+        print(failure_block(result))
+    print(f"{result.status.upper()}: {args.target} on {scenario.name} in {result.wall_s:.1f}s "
+          f"(claim {result.claim.name}); logs in {out}")
+    return {"pass": Exit.OK, "fail": Exit.FAILED, "unknown": Exit.UNKNOWN}[result.status]
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sinkcheck", description="Conformance testing for Kafka-to-S3 sinks.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -130,6 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--contents", action="store_true", help="add each object's decoded contents (local engine)")
     m.add_argument("--out", required=True, help="EXPECTED.json ('-' for stdout)")
     m.set_defaults(func=cmd_model)
+
+    r = sub.add_parser("replay", help="run a saved scenario again against a target")
+    r.add_argument("scenario", help="SCENARIO.json (saved by a run, or written by hand)")
+    r.add_argument("--target", default="pysink", help="pysink[:broker][:<variant>], kafka-connect:<aiven|camel|confluent>, module:Class")
+    r.add_argument("--plugin-path", action="append", default=[], help="Kafka Connect plugin directory (Confluent)")
+    r.add_argument("--out", default=None, help="where the run's logs go (default .sinkcheck/replay/<name>)")
+    r.set_defaults(func=cmd_replay)
     return p
 
 
