@@ -71,7 +71,11 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     if exactly:
         props |= EXACTLY_ONCE
         reasons.append("deterministic partitioner and rotation: exactly-once (§16)")
-    if not faults:
+    process_faults = any(f.kind in ("crash", "pause", "rebalance", "kill-worker", "pause-worker") for f in faults)
+    s3_faults = any(f.kind == "s3" for f in faults)
+    if not process_faults and (kind == "pysink" or not s3_faults):
+        # the Python sink aborts every upload it gives up; Confluent's leaks after a failed
+        # Complete and on discarded writers (R7.6), and any sink leaks when it is killed
         props.add("multipart-hygiene")
     else:
         reasons.append("incomplete multipart uploads may be left by crashes and failed completes (R7.5, R7.6): measured, not claimed")

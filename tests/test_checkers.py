@@ -113,11 +113,16 @@ def test_multipart_hygiene_and_liveness():
     assert v["multipart-hygiene"].status == FAIL and v["liveness"].status == FAIL
 
 
-def test_a_fault_that_never_fired_makes_a_pass_unknown_and_unclaims_hygiene():
+def test_a_fault_that_never_fired_makes_a_pass_unknown():
     f = FaultStep(3, "s3", {"operation": "UploadPart", "action": "fail", "part_number": 4})
     v = run(faults=[f], fault_events=[FaultEvent("s3", {}, False)])
     assert v["no-loss"].status == UNKNOWN and "never fired" in v["no-loss"].message
-    assert not v["multipart-hygiene"].claimed
+
+
+def test_multipart_hygiene_is_not_claimed_when_a_sink_is_killed():
+    assert claim_for("pysink", CONFIG, [FaultStep(1, "s3", {"action": "fail"})]).claims("multipart-hygiene")
+    assert not claim_for("pysink", CONFIG, [FaultStep(1, "crash")]).claims("multipart-hygiene")
+    assert not claim_for("confluent", CONFIG, [FaultStep(1, "s3", {"action": "fail"})]).claims("multipart-hygiene")
 
 
 def test_a_crashing_checker_is_unknown_and_hides_nothing(monkeypatch):
