@@ -14,7 +14,16 @@ VIEWS = ("value", "keys", "headers")
 
 
 class DataError(Exception):
-    """What the connector's writer raises as a DataException for one record."""
+    """What the connector's writer raises as a DataException (or another exception the task
+    sends to the DLQ, R13: Avro SchemaParseException) for one record."""
+
+
+class WriterFailure(Exception):
+    """What the connector's writer raises as something other than a DataException (an
+    IOException turned ConnectException, an AvroRuntimeException): not DLQ-able, the task
+    dies even with errors.tolerance=all. Raised where the model knows the real writer
+    fails this way (JSON: a Struct nested in a non-Struct value; Avro: a second schemaless
+    record in one file)."""
 
 
 @dataclass(frozen=True)
@@ -29,19 +38,41 @@ class FormatOptions:
 
 
 class Format(Protocol):
-    name: str
-    supports_compression: bool
+    name: str  # "json" | "bytearray" | "avro" | "parquet"
+    supports_compression: bool  # R10.5: only json and bytearray
 
     def extension(self, opts: FormatOptions) -> str: ...
     def check_writable(self, value: Any, schema: Schema | None, view: str) -> None: ...
+    # Raise WriterFailure where appending this record to a file that already holds
+    # `records_in_file` records kills the writer (only Avro with schemaless records does).
+    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str) -> None: ...
     def encode(self, items: list[tuple[Any, Schema | None]], opts: FormatOptions, view: str = "value") -> bytes: ...
     def decode(self, data: bytes, opts: FormatOptions, view: str = "value") -> list[Any]: ...
 
 
-HEADER_SCHEMA = Schema(
-    "array",
-    items=Schema("struct", fields=(Field("key", Schema("string")), Field("value", Schema("string", optional=True)))),
-)
+# RecordViews.HeaderRecordView: SINGLE_HEADER_SCHEMA is an unnamed struct with two
+# *required* strings, so a header whose value is null (Values.convertToString(null) = null)
+# fails Struct.put with a DataException (answers spec open question 11; read, not run).
+SINGLE_HEADER_SCHEMA = Schema("struct", fields=(Field("key", Schema("string")), Field("value", Schema("string"))))
+HEADER_SCHEMA = Schema("array", items=SINGLE_HEADER_SCHEMA)
+RECORD_HEADERS_SCHEMA = Schema("struct", name="RecordHeaders", fields=(Field("headers", HEADER_SCHEMA),))
+
+
+def check_headers(value: Any) -> None:
+    """DataError where building the headers view fails (a null header value)."""
+    for h in value or ():
+        if h.get("value") is None:
+            raise DataError(f"header {h.get('key')!r} has a null value: RecordHeaders' value field is a required string")
+
+
+def headers_struct(value: Any, schema: Schema = HEADER_SCHEMA) -> tuple[Any, Schema]:
+    """The enveloped headers view (JSON and Parquet): Struct RecordHeaders{headers: [...]}."""
+    from reference_impl.connect_data import Struct
+
+    check_headers(value)
+    items = [h if isinstance(h, Struct) else Struct(SINGLE_HEADER_SCHEMA, h) for h in value or ()]
+    outer = Schema("struct", name="RecordHeaders", fields=(Field("headers", schema),))
+    return Struct(outer, {"headers": items}), outer
 
 
 def view_of(record: SinkRecord, view: str) -> tuple[Any, Schema | None]:
@@ -57,6 +88,7 @@ def view_of(record: SinkRecord, view: str) -> tuple[Any, Schema | None]:
 
 
 def detect_compression(data: bytes) -> str:
+    """"gzip" when the bytes start with the gzip magic, else "none"."""
     return "gzip" if data[:2] == b"\x1f\x8b" else "none"
 
 
@@ -69,7 +101,10 @@ _CLASSES = {
 
 
 def format_for(format_class: str) -> Format:
-    """The format of a `format.class` (full class name or short name)."""
+    """The format of a `format.class`: the connector's full class name
+    (io.confluent.connect.s3.format.json.JsonFormat, ...bytearray.ByteArrayFormat,
+    ...avro.AvroFormat, ...parquet.ParquetFormat) or the short name. Like
+    reference_impl.config's validation, any `<package>.JsonFormat` is taken as JsonFormat."""
     short = (format_class or "").strip().rsplit(".", 1)[-1]
     name = _CLASSES.get(short)
     if name is None:

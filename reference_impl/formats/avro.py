@@ -1,99 +1,284 @@
 """AvroFormat (R10.3): an Avro container file whose writer schema is the Connect schema of the
-file's first record, converted as Confluent's AvroData does (connect.meta.data on)."""
+file's first record, converted as Confluent's AvroData does (`connect.meta.data` on).
+
+Read from AvroRecordWriterProvider and schema-registry's AvroData (not run against a
+connector):
+
+* struct → record named by the Connect schema name, or `ConnectDefault` in namespace
+  `io.confluent.connect.avro` when unnamed; optional → union `["null", T]` (`[T, "null"]`
+  when the schema has a default); int8/int16 → int with `connect.type`; Decimal → bytes with
+  logicalType decimal, precision `connect.decimal.precision` (default 64) and scale;
+  Timestamp → long timestamp-millis; Date → int date; Time → int time-millis; map with
+  required string keys → map, other maps → array of `MapEntry{key, value}` records;
+  primitives unwrapped (a STRING schema gives the writer schema "string"; StringConverter's
+  *optional* string gives `["null", "string"]`).
+* **Name clashes.** AvroData gives every unnamed struct the same name, so a schema holding two
+  *different* unnamed structs (typically a JsonConverter schema with a nested struct) makes
+  Avro's schema writer throw `SchemaParseException: Can't redefine:
+  io.confluent.connect.avro.ConnectDefault` when the file is created. R13 sends that to the
+  DLQ, so `check_writable` raises DataError. Equal structs are written once and referenced.
+* **Schemaless values (spec open question 4).** `AvroData.fromConnectSchema(null)` is the
+  recursive `io.confluent.connect.avro.Anything` record (one optional field per type:
+  boolean, bytes, double, float, int, long, string, array, map), and a schemaless value is
+  wrapped in it (JSON integers are Longs → `long`, floats → `double`, maps → arrays of
+  `MapEntry{key: Anything, value: Anything}`); a schemaless `byte[]` is a DataException
+  ("Unknown Java type for schemaless data"). But the writer opens the file when its
+  remembered schema is null, and with a null view schema that stays null: the *second*
+  record of the file calls `DataFileWriter.setCodec` on an open writer and gets
+  `AvroRuntimeException: already open`, which is not a DataException, so the task dies.
+  `check_append` and `encode` raise WriterFailure for that; a one-record file is written.
+  `decode` unwraps Anything records back to plain values.
+
+`decode` returns plain values: records as dicts, Decimal as `decimal.Decimal`, Timestamp
+as epoch ms, Date as days, Time as ms of day (ints, converted exactly), bytes as bytes.
+"""
 from __future__ import annotations
 
+import datetime as dt
 import decimal
 import io
 from typing import Any
 
 from reference_impl.connect_data import DATE, DECIMAL, TIME, TIMESTAMP, Schema, Struct
-from reference_impl.formats import DataError, FormatOptions
+from reference_impl.formats import (DataError, FormatOptions, HEADER_SCHEMA, WriterFailure,
+                                    check_headers)
 
 NAMESPACE = "io.confluent.connect.avro"
+ANYTHING = f"{NAMESPACE}.Anything"
 _PRIMS = {"int8": "int", "int16": "int", "int32": "int", "int64": "long", "float32": "float",
           "float64": "double", "boolean": "boolean", "string": "string", "bytes": "bytes"}
+CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard")
+
+ANYTHING_SCHEMA: dict[str, Any] = {
+    "type": "record", "name": "Anything", "namespace": NAMESPACE,
+    "fields": [{"name": n, "type": ["null", t], "default": None}
+               for n, t in (("boolean", "boolean"), ("bytes", "bytes"), ("double", "double"),
+                            ("float", "float"), ("int", "int"), ("long", "long"), ("string", "string"))]
+    + [{"name": "array", "type": ["null", {"type": "array", "items": ANYTHING}], "default": None},
+       {"name": "map", "type": ["null", {"type": "array", "items": {
+           "type": "record", "name": "MapEntry", "namespace": NAMESPACE,
+           "fields": [{"name": "key", "type": ANYTHING}, {"name": "value", "type": ANYTHING}]}}],
+        "default": None}],
+}
 
 
-def avro_schema(schema: Schema, names: dict[str, int] | None = None) -> Any:
-    """Connect schema → Avro schema (AvroData.fromConnectSchema, simplified to what changes
-    the data: optional → union with null, logical types, record names)."""
+def _required(schema: Schema) -> Schema:
+    return Schema(**{**schema.__dict__, "optional": False, "default": None})
+
+
+def _meta(schema: Schema) -> dict[str, Any]:
+    """connect.* properties (connect.meta.data=true); they do not change the data."""
+    out: dict[str, Any] = {}
+    if schema.doc is not None:
+        out["connect.doc"] = schema.doc
+    if schema.version is not None:
+        out["connect.version"] = schema.version
+    if schema.parameters:
+        out["connect.parameters"] = dict(schema.parameters)
+    if schema.name is not None:
+        out["connect.name"] = schema.name
+    return out
+
+
+def _split(full: str) -> tuple[str, str]:
+    ns, _, short = full.rpartition(".")
+    return ns, short
+
+
+def avro_schema(schema: Schema, names: dict[str, Schema] | None = None) -> Any:
+    """Connect schema → Avro schema (AvroData.fromConnectSchema). `names` maps the full
+    names already defined in this schema to the Connect schema that defined them."""
     names = {} if names is None else names
+    base = _base(_required(schema) if schema.optional else schema, names)
+    if not schema.optional:
+        return base
+    return [base, "null"] if schema.default is not None else ["null", base]
+
+
+def _named(full: str, connect: Schema, names: dict[str, Schema], build) -> Any:
+    seen = names.get(full)
+    if seen is not None:
+        if seen == connect:
+            return full  # the same type again: a reference
+        raise DataError(f"SchemaParseException: Can't redefine: {full} (two different structs get "
+                        "the same Avro name; unnamed structs are all ConnectDefault)")
+    names[full] = connect
+    return build()
+
+
+def _base(schema: Schema, names: dict[str, Schema]) -> Any:
+    meta = _meta(schema)
     if schema.name == DECIMAL:
         scale = int(schema.params.get("scale", "0"))
         prec = int(schema.params.get("connect.decimal.precision", "64"))
-        t: Any = {"type": "bytes", "logicalType": "decimal", "precision": prec, "scale": scale}
-    elif schema.name == TIMESTAMP:
-        t = {"type": "long", "logicalType": "timestamp-millis"}
-    elif schema.name == DATE:
-        t = {"type": "int", "logicalType": "date"}
-    elif schema.name == TIME:
-        t = {"type": "int", "logicalType": "time-millis"}
-    elif schema.type in _PRIMS:
-        t = _PRIMS[schema.type]
-        if schema.type in ("int8", "int16"):
-            t = {"type": "int", "connect.type": schema.type}
-    elif schema.type == "array":
+        t: dict[str, Any] = {"type": "bytes", "scale": scale, "precision": prec, **meta}
+        if 0 <= scale <= prec:
+            t["logicalType"] = "decimal"
+        return t
+    if schema.name == TIMESTAMP:
+        return {"type": "long", **meta, "logicalType": "timestamp-millis"}
+    if schema.name == DATE:
+        return {"type": "int", **meta, "logicalType": "date"}
+    if schema.name == TIME:
+        return {"type": "int", **meta, "logicalType": "time-millis"}
+    t = schema.type
+    if t in _PRIMS:
+        extra = {"connect.type": t} if t in ("int8", "int16") else {}
+        return {"type": _PRIMS[t], **meta, **extra} if (meta or extra) else _PRIMS[t]
+    if t == "array":
         assert schema.items is not None
-        t = {"type": "array", "items": avro_schema(schema.items, names)}
-    elif schema.type == "map":
+        return {"type": "array", "items": avro_schema(schema.items, names), **meta}
+    if t == "map":
         assert schema.keys is not None and schema.values is not None
         if schema.keys.type == "string" and not schema.keys.optional:
-            t = {"type": "map", "values": avro_schema(schema.values, names)}
-        else:
-            n = names.setdefault("MapEntry", 0)
-            names["MapEntry"] = n + 1
-            t = {"type": "array", "items": {
-                "type": "record", "name": "MapEntry" + (str(n) if n else ""), "namespace": NAMESPACE,
-                "fields": [{"name": "key", "type": avro_schema(schema.keys, names)},
-                           {"name": "value", "type": avro_schema(schema.values, names)}]}}
-    elif schema.type == "struct":
+            return {"type": "map", "values": avro_schema(schema.values, names), **meta}
+        full = schema.name or f"{NAMESPACE}.MapEntry"
+        ns, short = _split(full)
+
+        def entry() -> Any:
+            rec: dict[str, Any] = {"type": "record", "name": short, "fields": [
+                _field("key", schema.keys, names), _field("value", schema.values, names)]}  # type: ignore[arg-type]
+            if ns:
+                rec["namespace"] = ns
+            if schema.name:
+                rec["connect.internal.type"] = "MapEntry"
+            return rec
+        return {"type": "array", "items": _named(full, schema, names, entry), **meta}
+    if t == "struct":
         full = schema.name or f"{NAMESPACE}.ConnectDefault"
-        n = names.get(full, 0)
-        names[full] = n + 1
-        ns, _, short = full.rpartition(".")
-        t = {"type": "record", "name": short + (str(n + 1) if n else ""), "fields": [
-            {"name": f.name, "type": avro_schema(f.schema, names),
-             **({"default": None} if f.schema.optional else {})} for f in schema.fields]}
-        if ns:
-            t["namespace"] = ns
-    else:
-        raise DataError(f"unsupported Connect type {schema.type}")
-    if schema.optional:
-        return ["null", t]
-    return t
+        ns, short = _split(full)
+
+        def record() -> Any:
+            rec: dict[str, Any] = {"type": "record", "name": short}
+            if ns:
+                rec["namespace"] = ns
+            rec["fields"] = [_field(f.name, f.schema, names) for f in schema.fields]
+            rec.update(meta)
+            return rec
+        return _named(full, schema, names, record)
+    raise DataError(f"unsupported Connect type {t}")
 
 
-def _to_avro(value: Any, schema: Schema) -> Any:
+def _field(name: str, schema: Schema, names: dict[str, Schema]) -> dict[str, Any]:
+    f: dict[str, Any] = {"name": name, "type": avro_schema(schema, names)}
+    d = schema.default
+    if d is not None and schema.name is None and schema.type in _PRIMS and schema.type != "bytes":
+        f["default"] = d  # other defaults are left out: they do not change the data
+    elif d is None and schema.optional:
+        f["default"] = None
+    return f
+
+
+def to_avro(value: Any, schema: Schema, where: str = "value") -> Any:
+    """Connect value → the datum fastavro writes (AvroData.fromConnectData)."""
     if value is None:
-        return None
+        if schema.optional:
+            return None
+        if schema.default is not None:
+            # validateSchemaValue lets it through, then Avro cannot write null here
+            raise WriterFailure(f"{where}: null for a required {schema.type} with a default: Avro append fails")
+        raise DataError(f"{where}: null value for a required {schema.type}")
     if schema.name == DECIMAL:
-        return decimal.Decimal(value)
-    if isinstance(value, Struct):
-        return {f.name: _to_avro(value.values[f.name], f.schema) for f in schema.fields}
-    if schema.type == "array":
-        return [_to_avro(v, schema.items) for v in value]  # type: ignore[arg-type]
-    if schema.type == "map":
-        if schema.keys.type == "string" and not schema.keys.optional:  # type: ignore[union-attr]
-            return {k: _to_avro(v, schema.values) for k, v in value.items()}  # type: ignore[arg-type]
-        return [{"key": _to_avro(k, schema.keys), "value": _to_avro(v, schema.values)} for k, v in value.items()]  # type: ignore[arg-type]
-    return value
+        if isinstance(value, bool) or not isinstance(value, (decimal.Decimal, int)):
+            raise DataError(f"{where}: Invalid type for Decimal: {type(value).__name__}")
+        from reference_impl.formats.json_format import _scaled
+
+        return _scaled(value, int(schema.params.get("scale", "0")))
+    if schema.name in (TIMESTAMP, DATE, TIME):
+        from reference_impl.formats.json_format import logical_int
+
+        return logical_int(value, schema.name)
+    t = schema.type
+    ok = {"int8": int, "int16": int, "int32": int, "int64": int, "float32": (int, float), "float64": (int, float),
+          "boolean": bool, "string": str, "bytes": (bytes, bytearray, memoryview)}.get(t)
+    if ok is not None:
+        if not isinstance(value, ok) or (isinstance(value, bool) and t != "boolean"):
+            raise DataError(f"{where}: Invalid type for {t.upper()}: {type(value).__name__}")
+        if t in ("float32", "float64"):
+            return float(value)
+        return bytes(value) if t == "bytes" else value
+    if t == "array":
+        if not isinstance(value, (list, tuple)):
+            raise DataError(f"{where}: Invalid type for ARRAY: {type(value).__name__}")
+        return [to_avro(v, schema.items, f"{where}[{i}]") for i, v in enumerate(value)]  # type: ignore[arg-type]
+    if t == "map":
+        assert schema.keys is not None and schema.values is not None
+        if not isinstance(value, dict):
+            raise DataError(f"{where}: Invalid type for MAP: {type(value).__name__}")
+        if schema.keys.type == "string" and not schema.keys.optional:
+            return {k: to_avro(v, schema.values, f"{where}.{k}") for k, v in value.items()}
+        return [{"key": to_avro(k, schema.keys, where), "value": to_avro(v, schema.values, f"{where}.{k}")}
+                for k, v in value.items()]
+    if t == "struct":
+        if not isinstance(value, Struct):
+            raise DataError(f"{where}: Invalid type for STRUCT: {type(value).__name__}")
+        if value.schema != schema and _required(value.schema) != _required(schema):
+            raise DataError(f"{where}: Mismatching struct schema")
+        return {f.name: to_avro(value.values[f.name], f.schema, f"{where}.{f.name}") for f in schema.fields}
+    raise DataError(f"{where}: unsupported type {t}")
 
 
-def _plain(v: Any) -> Any:
-    """Decoded Avro values in one comparable shape (timestamps and dates as numbers)."""
-    import datetime as dt
+_EMPTY_ANYTHING = {f["name"]: None for f in ANYTHING_SCHEMA["fields"]}
 
+
+def to_anything(value: Any, where: str = "value") -> Any:
+    """A schemaless Connect value wrapped in the Anything record."""
+    rec = dict(_EMPTY_ANYTHING)
+    if value is None:
+        return rec
+    if isinstance(value, bool):
+        rec["boolean"] = value
+    elif isinstance(value, int):
+        rec["long"] = value  # JsonConverter gives schemaless integers as Long
+    elif isinstance(value, float):
+        rec["double"] = value
+    elif isinstance(value, str):
+        rec["string"] = value
+    elif isinstance(value, (list, tuple)):
+        rec["array"] = [to_anything(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    elif isinstance(value, dict):
+        rec["map"] = [{"key": to_anything(k, where), "value": to_anything(v, f"{where}.{k}")} for k, v in value.items()]
+    else:
+        raise DataError(f"{where}: Unknown Java type for schemaless data: {type(value).__name__}")
+    return rec
+
+
+def from_anything(rec: Any) -> Any:
+    if not isinstance(rec, dict):
+        return rec
+    if rec.get("array") is not None:
+        return [from_anything(v) for v in rec["array"]]
+    if rec.get("map") is not None:
+        pairs = [(from_anything(e["key"]), from_anything(e["value"])) for e in rec["map"]]
+        try:
+            return dict(pairs)
+        except TypeError:
+            return pairs
+    for k in ("boolean", "bytes", "double", "float", "int", "long", "string"):
+        if rec.get(k) is not None:
+            return rec[k]
+    return None
+
+
+def plain(v: Any) -> Any:
+    """Decoded Avro values in one comparable shape (exact ints for logical times)."""
     if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
+        return {k: plain(x) for k, x in v.items()}
     if isinstance(v, list):
-        return [_plain(x) for x in v]
+        return [plain(x) for x in v]
     if isinstance(v, dt.datetime):
-        return int(v.timestamp() * 1000)
+        v = v if v.tzinfo else v.replace(tzinfo=dt.timezone.utc)
+        return (v - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(milliseconds=1)
     if isinstance(v, dt.date):
         return (v - dt.date(1970, 1, 1)).days
     if isinstance(v, dt.time):
         return ((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000
     return v
+
+
+def _codec_error(codec: str, e: Exception) -> ValueError:
+    hint = " (fastavro needs the cramjam package for snappy)" if codec == "snappy" else ""
+    return ValueError(f"avro.codec={codec!r} is not available here{hint}: {e}")
 
 
 class AvroFormat:
@@ -103,35 +288,55 @@ class AvroFormat:
     def extension(self, opts: FormatOptions) -> str:
         return ".avro"  # whatever avro.codec is
 
-    def check_writable(self, value: Any, schema: Schema | None, view: str) -> None:
-        if schema is None and value is not None and not isinstance(value, (str, bytes, bool, int, float)):
-            # Spec open question 4: AvroData with no Connect schema is unverified; the model
-            # takes the writer's failure as a DataException rather than guess a schema.
-            raise DataError("AvroFormat needs a Connect schema for structured values (schemaless JSON)")
+    def _prepare(self, value: Any, schema: Schema | None, view: str) -> tuple[Any, Schema | None]:
+        if view == "headers":
+            check_headers(value)
+            schema = schema or HEADER_SCHEMA
+            from reference_impl.connect_data import Struct as _S
+            from reference_impl.formats import SINGLE_HEADER_SCHEMA
 
-    def _schema_for(self, value: Any, schema: Schema | None) -> Schema:
-        if schema is not None:
-            return schema
-        # schemaless primitives: AvroData infers the primitive type, optional
-        t = {str: "string", bytes: "bytes", bool: "boolean", int: "int64", float: "float64"}.get(type(value), "string")
-        return Schema(t, optional=True)
+            value = [h if isinstance(h, _S) else _S(SINGLE_HEADER_SCHEMA, h) for h in value or ()]
+        return value, schema
+
+    def check_writable(self, value: Any, schema: Schema | None, view: str) -> None:
+        value, schema = self._prepare(value, schema, view)
+        if schema is None:
+            to_anything(value)
+            return
+        avro_schema(schema)
+        to_avro(value, schema)
+
+    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str) -> None:
+        if view != "headers" and schema is None and records_in_file >= 1:
+            raise WriterFailure("AvroFormat with a null view schema: the second record of a file re-opens the "
+                                "open DataFileWriter (AvroRuntimeException: already open); the task dies")
 
     def encode(self, items: list[tuple[Any, Schema | None]], opts: FormatOptions, view: str = "value") -> bytes:
         import fastavro
 
         if opts.compression != "none":
             raise ValueError("s3.compression.type=gzip is not allowed with AvroFormat (R10.5)")
+        if opts.avro_codec not in CODECS:
+            raise ValueError(f"avro.codec={opts.avro_codec!r} is not one of {', '.join(CODECS)}")
         if not items:
             return b""
-        first_value, first_schema = items[0]
-        schema = self._schema_for(first_value, first_schema)
-        parsed = fastavro.parse_schema(avro_schema(schema))
+        prepared = [self._prepare(v, s, view) for v, s in items]
+        schema = prepared[0][1]
+        if schema is None:
+            for i, (v, s) in enumerate(prepared):
+                self.check_append(i, v, s, view)
+            writer_schema: Any = ANYTHING_SCHEMA
+            data = [to_anything(v) for v, _ in prepared]
+        else:
+            writer_schema = avro_schema(schema)
+            data = [to_avro(v, schema) for v, _ in prepared]
         buf = io.BytesIO()
-        codec = opts.avro_codec
         try:
-            fastavro.writer(buf, parsed, [_to_avro(v, schema) for v, _ in items], codec=codec)
+            fastavro.writer(buf, fastavro.parse_schema(writer_schema), data, codec=opts.avro_codec)
         except ValueError as e:
-            raise ValueError(f"avro.codec={codec!r}: {e}") from None
+            if "codec" in str(e).lower() or "cramjam" in str(e).lower():
+                raise _codec_error(opts.avro_codec, e) from None
+            raise
         return buf.getvalue()
 
     def decode(self, data: bytes, opts: FormatOptions, view: str = "value") -> list[Any]:
@@ -139,7 +344,19 @@ class AvroFormat:
 
         if not data:
             return []
-        return [_plain(r) for r in fastavro.reader(io.BytesIO(data))]
+        try:
+            reader = fastavro.reader(io.BytesIO(data))
+            ws = reader.writer_schema
+            anything = isinstance(ws, dict) and ws.get("type") == "record" and (
+                ws.get("name") == ANYTHING or (ws.get("name") == "Anything" and ws.get("namespace") == NAMESPACE))
+            rows = list(reader)
+        except ValueError as e:
+            if "codec" in str(e).lower() or "cramjam" in str(e).lower():
+                raise _codec_error(str(getattr(e, "codec", "?")), e) from None
+            raise
+        if anything:
+            return [plain(from_anything(r)) for r in rows]
+        return [plain(r) for r in rows]
 
 
 FORMAT = AvroFormat()

@@ -1,6 +1,12 @@
-"""ByteArrayFormat (R10.2): the raw bytes, each followed by the separator (also the last).
-Separators inside a payload are not escaped, so such payloads do not split back apart: the
-connector's own limitation, kept here."""
+"""ByteArrayFormat (R10.2): the raw bytes, each followed by `format.bytearray.separator`
+(also after the last record); gzip allowed.
+
+The value goes through ByteArrayConverter: a schema other than null/BYTES, or a value that
+is not bytes, is a DataException. Separators inside a payload are not escaped, so `decode`
+(which splits on the separator) cannot give such payloads back as they were: a record
+`b"a\nb"` with the default separator decodes as two records `b"a"`, `b"b"`. That is the
+connector's own limitation; compare such objects by their raw bytes instead.
+An empty separator makes `decode` return the whole payload as one item."""
 from __future__ import annotations
 
 from typing import Any
@@ -24,6 +30,9 @@ class ByteArrayFormat:
             raise DataError(f"ByteArrayFormat needs byte[] values, got {type(value).__name__}")
         if schema is not None and schema.type != "bytes":
             raise DataError(f"ByteArrayFormat needs a null or BYTES schema, got {schema.type}")
+
+    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str) -> None:
+        return None
 
     def encode(self, items: list[tuple[Any, Schema | None]], opts: FormatOptions, view: str = "value") -> bytes:
         out = bytearray()

@@ -1,4 +1,9 @@
-"""gzip as the connector applies it: the whole object is one gzip stream (R10.1, R10.2)."""
+"""gzip as the connector applies it (R10.1, R10.2, R10.5): the whole object is one gzip
+stream at `s3.compression.level` (-1 = zlib's default, level 6, as Java's Deflater).
+
+The model's bytes are deterministic (mtime 0) but not byte-identical to the JVM's (the
+connector sync-flushes, and header bytes differ by JDK); compare objects by `decode`.
+"""
 from __future__ import annotations
 
 import gzip
@@ -12,9 +17,14 @@ def compress(data: bytes, opts: FormatOptions) -> bytes:
         return data
     if opts.compression != "gzip":
         raise ValueError(f"s3.compression.type={opts.compression!r} is not none or gzip")
-    level = zlib.Z_DEFAULT_COMPRESSION if opts.compression_level == -1 else opts.compression_level
-    return gzip.compress(data, compresslevel=9 if level == -1 else level, mtime=0)
+    level = opts.compression_level
+    if not -1 <= level <= 9:
+        raise ValueError(f"s3.compression.level={level} is outside -1..9")
+    if level == zlib.Z_DEFAULT_COMPRESSION:
+        level = 6  # zlib's Z_DEFAULT_COMPRESSION; gzip.compress would otherwise use 9
+    return gzip.compress(data, compresslevel=level, mtime=0)
 
 
 def decompress(data: bytes) -> bytes:
+    """gzip (any number of members) → bytes; anything else is returned unchanged."""
     return gzip.decompress(data) if detect_compression(data) == "gzip" else data

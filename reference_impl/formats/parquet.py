@@ -1,5 +1,25 @@
-"""ParquetFormat (R10.4): needs Struct values; keys and headers are wrapped in a struct
-(`RecordKey{key}`, `RecordHeaders{headers}`)."""
+"""ParquetFormat (R10.4): parquet-avro over AvroData's schema, so it needs a Struct view:
+values need a struct schema; keys are wrapped in `RecordKey{key}` and headers in
+`RecordHeaders{headers}` (RecordViews, enveloped=true).
+
+The model writes with pyarrow the column types parquet-avro writes for AvroData's schema:
+int8/int16/int32 → INT32 (Avro int), int64 → INT64, Decimal → DECIMAL(precision
+`connect.decimal.precision`, default 64, scale), Timestamp → TIMESTAMP(MILLIS, UTC), Date →
+DATE, Time → TIME(MILLIS), maps with required string keys → MAP, other maps → a list of
+`{key, value}` structs (AvroData's MapEntry array). List layout and physical encodings differ
+from parquet-mr's, which `decode` hides.
+
+DataError (the DLQ path) where the writer throws for a record:
+* a value that is not a Struct with a struct schema (schemaless included);
+* keys with no key schema (SchemaBuilder.field("key", null) → SchemaBuilderException);
+* a header with a null value (required string);
+* two different structs with the same Avro name (AvroWriteSupport stores the Avro schema's
+  text in the footer, which throws "Can't redefine", see formats.avro);
+* a struct with no fields (parquet's "cannot write a schema with an empty group").
+
+`decode` reads with pyarrow and normalises: timestamps → epoch ms ints, dates → days,
+times → ms of day, maps → dicts, decimals → `decimal.Decimal`.
+"""
 from __future__ import annotations
 
 import decimal
@@ -7,63 +27,155 @@ import io
 from typing import Any
 
 from reference_impl.connect_data import DATE, DECIMAL, TIME, TIMESTAMP, Field, Schema, Struct
-from reference_impl.formats import DataError, FormatOptions
+from reference_impl.formats import DataError, FormatOptions, HEADER_SCHEMA, headers_struct
 
-# parquet-mr's codec extensions; only snappy, gzip and none are confirmed (spec open question 7)
-_EXT = {"snappy": ".snappy", "gzip": ".gz", "none": "", "uncompressed": "", "lz4": ".lz4", "zstd": ".zstd",
-        "brotli": ".br", "lzo": ".lzo"}
+# parquet-mr CompressionCodecName extensions. Only snappy, gzip and none are confirmed by the
+# connector's tests (spec open question 7); the rest follow parquet-mr ≥ 1.13 (LZ4 became
+# ".lz4hadoop" there; older parquet-mr used ".lz4"), unverified against a running connector.
+_EXT = {"snappy": ".snappy", "gzip": ".gz", "none": "", "uncompressed": "", "lzo": ".lzo",
+        "brotli": ".br", "lz4": ".lz4hadoop", "zstd": ".zstd", "lz4_raw": ".lz4raw"}
+_PYARROW_CODEC = {"none": "NONE", "uncompressed": "NONE", "snappy": "SNAPPY", "gzip": "GZIP",
+                  "brotli": "BROTLI", "zstd": "ZSTD", "lz4": "LZ4", "lz4_raw": "LZ4"}
 
 
-def _arrow_type(schema: Schema):
+def _check_struct_schema(schema: Schema, seen: set[int] | None = None) -> None:
+    seen = set() if seen is None else seen
+    if id(schema) in seen:
+        return
+    seen.add(id(schema))
+    if schema.type == "struct":
+        if not schema.fields:
+            raise DataError("InvalidSchemaException: a struct with no fields is an empty Parquet group")
+        for f in schema.fields:
+            _check_struct_schema(f.schema, seen)
+    for sub in (schema.items, schema.keys, schema.values):
+        if sub is not None:
+            _check_struct_schema(sub, seen)
+
+
+def arrow_type(schema: Schema):
     import pyarrow as pa
 
     if schema.name == DECIMAL:
-        return pa.decimal128(38, int(schema.params.get("scale", "0")))
+        scale = int(schema.params.get("scale", "0"))
+        prec = int(schema.params.get("connect.decimal.precision", "64"))
+        return pa.decimal128(prec, scale) if prec <= 38 else pa.decimal256(prec, scale)
     if schema.name == TIMESTAMP:
-        return pa.int64()
-    if schema.name in (DATE, TIME):
-        return pa.int32()
+        return pa.timestamp("ms", tz="UTC")
+    if schema.name == DATE:
+        return pa.date32()
+    if schema.name == TIME:
+        return pa.time32("ms")
     t = schema.type
-    simple = {"int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
+    simple = {"int8": pa.int32(), "int16": pa.int32(), "int32": pa.int32(), "int64": pa.int64(),
               "float32": pa.float32(), "float64": pa.float64(), "boolean": pa.bool_(),
               "string": pa.string(), "bytes": pa.binary()}
     if t in simple:
         return simple[t]
     if t == "array":
-        return pa.list_(_arrow_type(schema.items))  # type: ignore[arg-type]
+        assert schema.items is not None
+        return pa.list_(pa.field("element", arrow_type(schema.items), nullable=schema.items.optional))
     if t == "map":
-        return pa.map_(_arrow_type(schema.keys), _arrow_type(schema.values))  # type: ignore[arg-type]
+        assert schema.keys is not None and schema.values is not None
+        if schema.keys.type == "string" and not schema.keys.optional:
+            return pa.map_(pa.string(), pa.field("value", arrow_type(schema.values), nullable=schema.values.optional))
+        entry = pa.struct([pa.field("key", arrow_type(schema.keys), nullable=schema.keys.optional),
+                           pa.field("value", arrow_type(schema.values), nullable=schema.values.optional)])
+        return pa.list_(pa.field("element", entry, nullable=False))
     if t == "struct":
-        return pa.struct([pa.field(f.name, _arrow_type(f.schema), nullable=f.schema.optional) for f in schema.fields])
+        return pa.struct([pa.field(f.name, arrow_type(f.schema), nullable=f.schema.optional) for f in schema.fields])
     raise DataError(f"unsupported Connect type {t}")
 
 
-def _py(value: Any, schema: Schema) -> Any:
-    if value is None:
+def _row(value: Any, schema: Schema) -> Any:
+    """The Connect value as pyarrow takes it for arrow_type(schema)."""
+    from reference_impl.formats.avro import to_avro
+
+    return _arrowise(to_avro(value, schema), schema)
+
+
+def _arrowise(v: Any, schema: Schema) -> Any:
+    if v is None:
         return None
-    if isinstance(value, Struct):
-        return {f.name: _py(value.values[f.name], f.schema) for f in schema.fields}
-    if schema.type == "array":
-        return [_py(v, schema.items) for v in value]  # type: ignore[arg-type]
-    if schema.type == "map":
-        return list((k, _py(v, schema.values)) for k, v in value.items())  # type: ignore[arg-type]
-    if schema.name == DECIMAL:
-        return decimal.Decimal(value)
-    return value
+    if schema.name in (TIMESTAMP, DATE, TIME):
+        import datetime as dt
+
+        if schema.name == DATE:
+            return dt.date(1970, 1, 1) + dt.timedelta(days=v)
+        if schema.name == TIME:
+            return (dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=v)).time()
+        return v  # epoch ms int; pyarrow takes ints for timestamp[ms]
+    t = schema.type
+    if t == "array":
+        return [_arrowise(x, schema.items) for x in v]  # type: ignore[arg-type]
+    if t == "map":
+        if isinstance(v, dict):
+            return [(k, _arrowise(x, schema.values)) for k, x in v.items()]  # type: ignore[arg-type]
+        return [{"key": _arrowise(e["key"], schema.keys), "value": _arrowise(e["value"], schema.values)}  # type: ignore[arg-type]
+                for e in v]
+    if t == "struct":
+        return {f.name: _arrowise(v[f.name], f.schema) for f in schema.fields}
+    return v
 
 
 def _wrap(value: Any, schema: Schema | None, view: str) -> tuple[Any, Schema]:
     if view == "keys":
-        inner = schema or Schema("string", optional=True)
-        s = Schema("struct", name="RecordKey", fields=(Field("key", inner),))
+        if schema is None:
+            raise DataError("ParquetFormat keys need a key schema: RecordKey{key} cannot have a null field schema")
+        s = Schema("struct", name="RecordKey", fields=(Field("key", schema),))
         return Struct(s, {"key": value}), s
     if view == "headers":
-        assert schema is not None
-        s = Schema("struct", name="RecordHeaders", fields=(Field("headers", schema),))
-        return Struct(s, {"headers": value}), s
-    if schema is None or schema.type != "struct":
-        raise DataError("ParquetFormat needs values with a struct schema")
+        return headers_struct(value, schema or HEADER_SCHEMA)
+    if schema is None or schema.type != "struct" or not isinstance(value, Struct):
+        raise DataError("ParquetFormat needs values that are Structs with a struct schema")
     return value, schema
+
+
+def _plain_type(t):
+    """The arrow type `decode` casts to: logical times as plain ints."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t):
+        return pa.int64()  # parquet-avro writes TIMESTAMP(MILLIS): the int64 is epoch ms
+    if pa.types.is_date32(t):
+        return pa.int32()
+    if pa.types.is_time32(t):
+        return pa.int32()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(pa.field(t.value_field.name, _plain_type(t.value_type), nullable=t.value_field.nullable))
+    if pa.types.is_map(t):
+        return pa.map_(_plain_type(t.key_type),
+                       pa.field(t.item_field.name, _plain_type(t.item_type), nullable=t.item_field.nullable))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(t.field(i).name, _plain_type(t.field(i).type), nullable=t.field(i).nullable)
+                          for i in range(t.num_fields)])
+    return t
+
+
+def _plain_value(v: Any, t) -> Any:
+    import pyarrow as pa
+
+    if v is None:
+        return None
+    if pa.types.is_map(t):
+        return {_plain_value(k, t.key_type): _plain_value(x, t.item_type) for k, x in v}
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [_plain_value(x, t.value_type) for x in v]
+    if pa.types.is_struct(t):
+        return {t.field(i).name: _plain_value(v[t.field(i).name], t.field(i).type) for i in range(t.num_fields)}
+    return v
+
+
+def _ms_column(col, t):
+    """Cast logical time columns to ints exactly (timestamps in any unit → ms)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_timestamp(t) and t.unit != "ms":
+        col = pc.cast(col, pa.timestamp("ms", tz=t.tz), safe=False)
+    if pa.types.is_time(t) and t != pa.time32("ms"):
+        col = pc.cast(col, pa.time32("ms"), safe=False)
+    return col
 
 
 class ParquetFormat:
@@ -71,12 +183,23 @@ class ParquetFormat:
     supports_compression = False
 
     def extension(self, opts: FormatOptions) -> str:
-        return _EXT.get(opts.parquet_codec, "." + opts.parquet_codec) + ".parquet"
+        codec = opts.parquet_codec.lower()
+        if codec not in _EXT:
+            raise ValueError(f"parquet.codec={opts.parquet_codec!r} is not a parquet-mr codec")
+        return _EXT[codec] + ".parquet"
 
     def check_writable(self, value: Any, schema: Schema | None, view: str) -> None:
         if value is None and view == "value":
-            return
-        _wrap(value, schema, view)
+            return  # null values are R12's business
+        v, s = _wrap(value, schema, view)
+        _check_struct_schema(s)
+        from reference_impl.formats.avro import avro_schema
+
+        avro_schema(s)
+        _row(v, s)
+
+    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str) -> None:
+        return None
 
     def encode(self, items: list[tuple[Any, Schema | None]], opts: FormatOptions, view: str = "value") -> bytes:
         import pyarrow as pa
@@ -84,38 +207,40 @@ class ParquetFormat:
 
         if opts.compression != "none":
             raise ValueError("s3.compression.type=gzip is not allowed with ParquetFormat (R10.5)")
+        codec = opts.parquet_codec.lower()
+        if codec not in _PYARROW_CODEC:
+            raise ValueError(f"parquet.codec={opts.parquet_codec!r} cannot be written here (pyarrow has no {codec})")
         if not items:
             return b""
         wrapped = [_wrap(v, s, view) for v, s in items]
         schema = wrapped[0][1]
-        arrow_schema = pa.schema([pa.field(f.name, _arrow_type(f.schema), nullable=f.schema.optional)
+        _check_struct_schema(schema)
+        from reference_impl.formats.avro import avro_schema
+
+        avro_schema(schema)
+        arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.schema), nullable=f.schema.optional)
                                   for f in schema.fields])
-        rows = [_py(v, schema) for v, _ in wrapped]
+        rows = [_row(v, schema) for v, _ in wrapped]
         table = pa.Table.from_pylist(rows, schema=arrow_schema)
         buf = io.BytesIO()
-        codec = {"none": "NONE", "uncompressed": "NONE"}.get(opts.parquet_codec, opts.parquet_codec.upper())
-        pq.write_table(table, buf, compression=codec)
+        pq.write_table(table, buf, compression=_PYARROW_CODEC[codec])
         return buf.getvalue()
 
     def decode(self, data: bytes, opts: FormatOptions, view: str = "value") -> list[Any]:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         if not data:
             return []
-        rows = pq.read_table(io.BytesIO(data)).to_pylist()
-        return [_plain(r) for r in rows]
-
-
-def _plain(v: Any) -> Any:
-    import datetime as dt
-
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [tuple(_plain(x) for x in e) if isinstance(e, tuple) else _plain(e) for e in v]
-    if isinstance(v, dt.datetime):
-        return int(v.timestamp() * 1000)
-    return v
+        table = pq.read_table(io.BytesIO(data))
+        cols = []
+        for name in table.column_names:
+            col = table.column(name)
+            col = _ms_column(col, col.type)
+            cols.append(col.cast(_plain_type(col.type)))
+        plain = pa.Table.from_arrays(cols, names=table.column_names)
+        types = {f.name: f.type for f in plain.schema}
+        return [{k: _plain_value(v, types[k]) for k, v in row.items()} for row in plain.to_pylist()]
 
 
 FORMAT = ParquetFormat()
