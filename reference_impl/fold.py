@@ -28,7 +28,7 @@ from reference_impl.connect_data import Schema, SinkRecord
 from reference_impl.errors import ConnectorError, DataError, FatalError, PartitionError
 from reference_impl.expectation import ExpectedObject, OpenFile, SkippedRecord, TaskFailure
 from reference_impl.formats import DataError as FormatDataError
-from reference_impl.formats import format_for, view_of
+from reference_impl.formats import WriterFailure, format_for, view_of
 from reference_impl.naming import object_key
 from reference_impl.partitioning import Partitioner
 from reference_impl.timeutil import next_scheduled_rotation, zone
@@ -199,7 +199,8 @@ def _writability(cfg: SinkConfig) -> Callable[[SinkRecord], bool]:
             value, schema = view_of(r, view)
             try:
                 fmt.check_writable(value, schema, view)
-            except FormatDataError:
+                fmt.check_append(1, value, schema, view)  # a run appends to a file already started
+            except (FormatDataError, WriterFailure):
                 return False
         return True
 
@@ -357,10 +358,15 @@ class _Writer:
                                      f"{cfg.tombstone_encoded_partition!r}: no value writer, the record fails")
                 continue
             value, schema = view_of(record, view)
+            in_file = sum(len(c) for c in self.files.get(ep, ()))
             try:
                 fmt.check_writable(value, schema, view)
+                fmt.check_append(in_file, value, schema, view)
             except FormatDataError as e:
                 raise DataError("R10", f"offset {record.offset} ({view}): {e}") from None
+            except WriterFailure as e:
+                raise FatalError("R10", f"offset {record.offset} ({view}): {e}; not a DataException, "
+                                 "so the task dies even with a DLQ") from None
 
     def _append(self, ep: str, offsets: np.ndarray) -> None:
         chunks = self.files.get(ep)
