@@ -99,3 +99,66 @@ NAMED: dict[str, Callable[[], Scenario]] = {
     "multipart-crash-in-part-four": multipart_crash_in_part_four,
     "multipart-lost-commit": multipart_lost_commit,
 }
+
+
+# --- scenarios aimed at bugs real sinks have had (the kill matrix) -----------------------------
+
+def _small(n: int, topic: str = "events", step_ms: int = 1000, start: int = PUBLIC_T) -> list[dict]:
+    return [_rec(i, start + i * step_ms, topic) for i in range(n)]
+
+
+def late_records_at_hour_edges() -> Scenario:
+    """E3's timeline: rotation by record time, and a late record across the hour edge must
+    close the current file on both sides (R3.2, R3.3)."""
+    t = 1714557600000  # 10:00:00Z
+    cfg = {**BASE, "flush.size": "3", "rotate.interval.ms": "3000", "timestamp.extractor": "Record",
+           "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+           "locale": "en-US", "timezone": "UTC"}
+    times = [t, t + 1000, t + 2500, t + 3200, t + 3300, t + 7000, t + 6500, t - 1000, t + 8000,
+             t + 8100, t + 8200, t + 12000, t + 12100]
+    return Scenario("late-records-at-hour-edges", cfg, {"events": 1}, [_rec(i, ts) for i, ts in enumerate(times)])
+
+
+def crash_mid_stream() -> Scenario:
+    """A crash between files: the restart resumes at the committed offset and re-creates the
+    same objects (§16)."""
+    cfg = {**BASE, "flush.size": "4"}
+    recs = [{**r, "partition": r["value"]["seq"] % 2} for r in _small(22)]
+    return Scenario("crash-mid-stream", cfg, {"events": 2}, recs, faults=[FaultStep(11, "crash")])
+
+
+def crash_during_complete() -> Scenario:
+    """The sink dies while CompleteMultipartUpload hangs: nothing may be committed ahead of S3."""
+    cfg = {**BASE, "flush.size": "5"}
+    return Scenario("crash-during-complete", cfg, {"events": 1}, _small(20),
+                    faults=[FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 2}),
+                            FaultStep(20, "wait-fired", {"rule": 0, "seconds": 30}),
+                            FaultStep(20, "crash"), FaultStep(20, "release")])
+
+
+def retriable_s3_error() -> Scenario:
+    """503 SlowDown on an upload: a retriable error must lose nothing and leak no upload."""
+    cfg = {**BASE, "flush.size": "5"}
+    return Scenario("retriable-503-on-upload", cfg, {"events": 1}, _small(15),
+                    faults=[FaultStep(0, "s3", {"operation": "UploadPart", "action": "fail", "status": 503, "nth": 2})])
+
+
+def zombie_task() -> Scenario:
+    """A task paused past its poll interval while another takes over, then resumed (#800)."""
+    cfg = {**BASE, "flush.size": "5"}
+    return Scenario("zombie-task", cfg, {"events": 1}, _small(20),
+                    faults=[FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 2}),
+                            FaultStep(10, "wait-fired", {"rule": 0, "seconds": 30}),
+                            FaultStep(10, "pause"), FaultStep(20, "wait", {"seconds": 2.0}),
+                            FaultStep(20, "release"), FaultStep(20, "resume")])
+
+
+KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
+    "late-records-at-hour-edges": late_records_at_hour_edges,
+    "crash-mid-stream": crash_mid_stream,
+    "crash-during-complete": crash_during_complete,
+    "retriable-503-on-upload": retriable_s3_error,
+    "zombie-task": zombie_task,
+    "rotate-interval-table": rotate_interval_table,
+    "idle-partition-never-flushes": idle_partition,
+}
