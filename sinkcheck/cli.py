@@ -168,6 +168,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--plugin-path", action="append", default=[], help="Kafka Connect plugin directory (Confluent)")
     r.add_argument("--out", default=None, help="where the run's logs go (default .sinkcheck/replay/<name>)")
     r.set_defaults(func=cmd_replay)
+
+    from sinkcheck.gate_cmd import add_gate_parser
+    from sinkcheck.preflight_cmd import add_preflight_parser
+    from sinkcheck.run_cmd import add_run_parser
+
+    add_run_parser(sub)  # run: set_defaults(func=run_cmd.cmd_run)
+    add_gate_parser(sub)  # gate: set_defaults(func=gate_cmd.cmd_gate)
+    add_preflight_parser(sub)  # preflight: set_defaults(func=preflight_cmd.cmd_preflight)
     return p
 
 

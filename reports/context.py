@@ -1,0 +1,227 @@
+"""What every writer shares: the context of a report (seed, profile, environment, preflight,
+baseline diff, errors) and the one JSON form of a run result that all formats render.
+
+`entry(result, ctx)` is the only place a `RunResult` is turned into data; the JSON, JUnit and
+HTML writers all read entries, so they never disagree, and every entry is redacted.
+"""
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.claims import PROPERTIES
+from conformance.verdicts import FAIL, PASS, UNKNOWN
+from reports.redact import Redactor
+
+REPORT_FORMAT = "sinkcheck.results/1"
+NOT_CLAIMED = "not-claimed"
+
+
+@dataclass
+class ReportContext:
+    command: str = "run"  # run | gate | replay
+    seed: int | None = None
+    profile: str | None = None
+    started_at: float = field(default_factory=time.time)
+    duration_s: float | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    preflight: list[dict[str, Any]] | None = None  # [{"check", "status", "detail", "rule"}]
+    baseline: dict[str, Any] | None = None  # reports.diff.diff_entries(...)
+    errors: list[dict[str, Any]] = field(default_factory=list)  # [{"scenario", "target", "error"}]
+    origins: dict[str, str] = field(default_factory=dict)  # run_dir -> named | generated | saved-failure
+    reproducers: dict[str, str] = field(default_factory=dict)  # run_dir -> saved scenario file
+    notes: list[str] = field(default_factory=list)
+    redactor: Redactor = field(default_factory=Redactor)
+    _entries: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+
+def replay_command(scenario_file: str, target: str) -> str:
+    return f"sinkcheck replay {shlex.quote(str(scenario_file))} --target {shlex.quote(target)}"
+
+
+def _fault_json(f: Any) -> dict[str, Any]:
+    return {"kind": f.kind, "params": f.params, "fired": f.fired, "at_ms": f.at_ms, "until_ms": f.until_ms,
+            "detail": f.detail}
+
+
+def timeline_events(result: Any) -> dict[str, Any]:
+    """Produce, faults, offset commits and objects becoming visible, in ms, from the observation."""
+    obs = result.observation
+    produced = [{"at": p.at_ms, "tp": f"{p.topic}-{p.partition}", "offset": p.offset} for p in obs.produced]
+    faults = [_fault_json(f) for f in obs.faults]
+    commits, last = [], {}
+    for s in obs.offset_samples:
+        for tp, k in sorted(s.committed.items()):
+            if last.get(tp) != k:
+                commits.append({"at": s.at_ms, "tp": tp, "offset": k})
+                last[tp] = k
+    visible, seen = [], set()
+    for b in obs.bucket_samples:
+        for o in b.objects:
+            if (o.key, o.etag) not in seen:
+                seen.add((o.key, o.etag))
+                visible.append({"at": b.at_ms, "key": o.key, "size": o.size})
+    statuses = [{"at": s.at_ms, "state": s.connector_state, "tasks": list(s.task_states)} for s in obs.statuses]
+    return {"produced": produced, "faults": faults, "commits": commits, "visible": visible, "statuses": statuses}
+
+
+def observed_objects(result: Any) -> list[dict[str, Any]]:
+    """The final bucket: each object's key and, where it decodes, the offsets it holds."""
+    final = result.observation.final_bucket
+    if final is None:
+        return []
+    data = None
+    try:
+        from conformance.checkers import RunData
+        from conformance.runner import model_config
+        from conformance.targets import target_kind
+
+        kind = target_kind(result.target)
+        kind = "confluent" if result.target.startswith("model@") else kind
+        cfg = model_config(result.scenario, kind)
+        records = []
+        if result.expectation is not None or cfg is not None:
+            from reference_impl.connect_data import SinkRecord
+
+            offsets = [p for p in result.observation.produced]
+            if len(offsets) == len(result.scenario.records):
+                records = [SinkRecord.from_json({**r, "offset": p.offset}) for r, p in zip(result.scenario.records, offsets)]
+        data = RunData(result.scenario, result.target, result.observation, result.claim, cfg, result.expectation, records)
+    except Exception:
+        data = None
+    out = []
+    for o in final.objects:
+        offs = None
+        if data is not None:
+            try:
+                got = data.offsets_of(o)
+                offs = None if got is None else [f"{tp[0]}-{tp[1]}@{off}" for tp, off in got]
+            except Exception:
+                offs = None
+        out.append({"key": o.key, "size": o.size, "etag": o.etag, "offsets": offs})
+    return sorted(out, key=lambda d: d["key"])
+
+
+def config_summary(connector: dict[str, str]) -> str:
+    part = connector.get("partitioner.class", "DefaultPartitioner").rsplit(".", 1)[-1]
+    bits = [part, f"flush.size={connector.get('flush.size', '?')}"]
+    for k in ("rotate.interval.ms", "rotate.schedule.interval.ms", "partition.duration.ms", "timestamp.extractor",
+              "rotate.file.on.partition.change", "s3.compression.type"):
+        if k in connector:
+            bits.append(f"{k}={connector[k]}")
+    fmt = connector.get("format.class", "").rsplit(".", 1)[-1]
+    if fmt:
+        bits.append(fmt)
+    return " · ".join(bits)
+
+
+def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
+    """The JSON form of one run (redacted): scenario × target with every property's verdict."""
+    key = id(result)
+    if key in ctx._entries:
+        return ctx._entries[key]
+    sc = result.scenario
+    run_dir = str(result.run_dir)
+    scenario_file = ctx.reproducers.get(run_dir) or str(result.run_dir / "scenario.json")
+    by_prop = {v.property: v for v in result.verdicts}
+    verdicts = []
+    for prop in list(PROPERTIES) + [p for p in by_prop if p not in PROPERTIES]:
+        v = by_prop.get(prop)
+        if v is None:
+            continue
+        j = v.to_json()
+        j["cell"] = v.status if v.claimed else NOT_CLAIMED
+        verdicts.append(j)
+    expected = None
+    if result.expectation is not None and result.expectation.constraints is None:
+        expected = [{"key": o.key, "offsets": [f"{o.topic}-{o.partition}@{x}" for x in o.offsets], "rotation": o.rotation}
+                    for o in result.expectation.objects if o.value_object]
+    e = {
+        "scenario": sc.name,
+        "origin": ctx.origins.get(run_dir, "named"),
+        "target": result.target,
+        "status": result.status,
+        "claim": {"name": result.claim.name, "properties": sorted(result.claim.properties),
+                  "naming": result.claim.naming, "reasons": list(result.claim.reasons)},
+        "seed": sc.seed,
+        "connector_version": sc.connector_version,
+        "config_summary": config_summary(sc.connector),
+        "connector": sc.connector,
+        "records": len(sc.records),
+        "faults_scheduled": [f.to_json() for f in sc.faults],
+        "faults": [_fault_json(f) for f in result.observation.faults],
+        "wall_s": round(result.wall_s, 3),
+        "run_dir": run_dir,
+        "scenario_file": scenario_file,
+        "replay": replay_command(scenario_file, result.target),
+        "steps": sc.steps(),
+        "verdicts": verdicts,
+        "objects": observed_objects(result),
+        "expected_objects": expected,
+        "quiet": result.observation.quiet,
+        "still_moving": result.observation.still_moving,
+        "timeline": timeline_events(result),
+    }
+    e = ctx.redactor.data(e)
+    ctx._entries[key] = e
+    return e
+
+
+def counts(entries: list[dict[str, Any]]) -> dict[str, int]:
+    c = {PASS: 0, FAIL: 0, UNKNOWN: 0}
+    for e in entries:
+        c[e["status"]] = c.get(e["status"], 0) + 1
+    return c
+
+
+def overall_status(entries: list[dict[str, Any]], errors: list[dict[str, Any]] | None = None) -> str:
+    if errors:
+        return "error"
+    statuses = {e["status"] for e in entries}
+    if FAIL in statuses:
+        return FAIL
+    if UNKNOWN in statuses:
+        return UNKNOWN
+    return PASS if entries else "nothing"
+
+
+def matrix(entries: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """property -> target -> {"pass": n, "fail": n, "unknown": n, "not-claimed": n, plus "measured-fail": n}."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    targets = sorted({e["target"] for e in entries})
+    props = list(PROPERTIES) + sorted({v["property"] for e in entries for v in e["verdicts"]} - set(PROPERTIES))
+    for p in props:
+        out[p] = {t: {PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_CLAIMED: 0, "measured-fail": 0} for t in targets}
+    for e in entries:
+        for v in e["verdicts"]:
+            cell = out[v["property"]][e["target"]]
+            cell[v["cell"]] += 1
+            if v["cell"] == NOT_CLAIMED and v["status"] == FAIL:
+                cell["measured-fail"] += 1
+    return out
+
+
+def cell_status(c: dict[str, int]) -> str:
+    if c[FAIL]:
+        return FAIL
+    if c[UNKNOWN]:
+        return UNKNOWN
+    if c[PASS]:
+        return PASS
+    return NOT_CLAIMED
+
+
+def witness_text(w: dict[str, Any]) -> str:
+    import json
+
+    lines = [f"{w['anomaly']}: {w.get('explanation', '')}"]
+    if w.get("offsets"):
+        lines.append("  offsets: " + ", ".join(w["offsets"]))
+    if w.get("keys"):
+        lines.append("  keys: " + ", ".join(w["keys"]))
+    if w.get("expected") is not None or w.get("observed") is not None:
+        lines.append("  expected: " + json.dumps(w.get("expected"), default=str)[:400])
+        lines.append("  observed: " + json.dumps(w.get("observed"), default=str)[:400])
+    return "\n".join(lines)

@@ -1,0 +1,40 @@
+"""results.json: every scenario × target × property verdict with its witnesses, the claim,
+the seed and the replay command; the environment, preflight and baseline diff beside them."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from reports.context import REPORT_FORMAT, ReportContext, counts, entry, matrix, overall_status
+
+
+def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
+    entries = [entry(r, ctx) for r in results]
+    doc = {
+        "format": REPORT_FORMAT,
+        "command": ctx.command,
+        "status": overall_status(entries, ctx.errors),
+        "seed": ctx.seed,
+        "profile": ctx.profile,
+        "started_at": ctx.started_at,
+        "duration_s": ctx.duration_s,
+        "counts": counts(entries),
+        "targets": sorted({e["target"] for e in entries}),
+        "matrix": matrix(entries),
+        "results": entries,
+        "errors": ctx.errors,
+        "environment": ctx.environment,
+        "preflight": ctx.preflight,
+        "baseline": ctx.baseline,
+        "notes": ctx.notes,
+    }
+    return ctx.redactor.data(doc)
+
+
+def write_results_json(path: str | Path, results: list[Any], ctx: ReportContext) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(results_document(results, ctx), indent=1, default=str) + "\n"
+    p.write_text(ctx.redactor.text(text), encoding="utf-8")
+    return p

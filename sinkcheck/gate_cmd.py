@@ -1,0 +1,177 @@
+"""`sinkcheck gate`: the same scenarios (same seeds, identical input) against a baseline and a
+candidate; a diff of verdicts and of object sets; exit 1 on a regression.
+
+Targets may be real sinks or `model@VERSION`, the reference model at a connector version, so
+`sinkcheck gate --baseline model@10.5.23 --candidate model@10.6.3` shows what an upgrade
+changes by the documented rules alone (spec §18), before any sink runs.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from sinkcheck.cli import UsageError
+from sinkcheck.exitcodes import Exit
+from sinkcheck.run_cmd import (PROFILES, Session, Terminal, check_target_spec, environment, exit_for, fmt_secs,
+                               generated_scenarios, load_connector_config, load_preflight, model_version, named_scenarios,
+                               parse_budget, prepare, resolve_profile, resolve_props, selected, slug, validate_for_target)
+
+H = 3_600_000
+T_EDGE = 1714557600000  # 2024-05-01T10:00:00Z
+
+
+def late_records_across_hour_edge() -> Any:
+    """HourlyPartitioner on record time with rotate.interval.ms: records straddle 10:00 and
+    late ones fall back into hour 09. With partition-change rotation (10.6.3, flag on by
+    default) every change of hour closes the file: more, smaller objects. Without it
+    (10.5.16–10.5.23, commit 1c748db0) both hours stay open and close together by
+    rotate.interval.ms (issue #529, spec §18)."""
+    from conformance.scenario import Scenario
+
+    cfg = {
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+        "s3.bucket.name": "sinkcheck", "flush.size": "1000", "rotate.interval.ms": "600000",
+        "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+        "timestamp.extractor": "Record", "locale": "en-US", "timezone": "UTC",
+    }
+    times = [-2000, -1000, 1000, -500, 2000, 3000, 700_000]
+    recs = [{"topic": "events", "partition": 0, "timestamp": T_EDGE + t, "key": f"k{i}",
+             "value": {"seq": i, "ts": T_EDGE + t}, "headers": []} for i, t in enumerate(times)]
+    return Scenario("late-records-across-hour-edge", cfg, {"events": 1}, recs,
+                    notes="partition-change rotation: absent in 10.5.23, on by default in 10.6.3 (spec §18)")
+
+
+GATE_SCENARIOS = {"late-records-across-hour-edge": late_records_across_hour_edge}
+
+
+def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
+    if no_named:
+        return []
+    if names:
+        own = [GATE_SCENARIOS[n]() for n in names if n in GATE_SCENARIOS]
+        rest = [n for n in names if n not in GATE_SCENARIOS]
+        return own + (named_scenarios(rest) if rest else [])
+    return [f() for f in GATE_SCENARIOS.values()] + named_scenarios(None)
+
+
+def cmd_gate(args: Any) -> int:
+    from reports import ReportContext, write_reports
+    from reports.context import entry
+    from reports.diff import diff_entries
+    from reports.redact import Redactor
+
+    started = time.monotonic()
+    connector = load_connector_config(args.connector_config)
+    redactor = Redactor.from_configs(connector)
+    term = Terminal(redactor)
+    sides = [("baseline", args.baseline, args.baseline_version), ("candidate", args.candidate, args.candidate_version)]
+    for _, spec, ver in sides:
+        check_target_spec(spec)
+        if ver and model_version(spec):
+            raise UsageError(f"{spec} already names its connector version; drop --*-version for it")
+        if connector is not None:
+            validate_for_target(connector, spec, model_version(spec) or ver)
+    props = resolve_props(args.property)
+    budget = parse_budget(args.budget)
+    profile, n_examples, derandomize, max_records = resolve_profile(args)
+    seed = args.seed if args.seed is not None else 0  # the gate is reproducible by default
+    preflight = load_preflight(args.preflight)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model_only = any(s.startswith("model") for _, s, _ in sides)
+    scenarios = gate_scenarios(args.scenario, args.no_named)
+    scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=not model_only)
+    term.err(f"sinkcheck gate: {args.baseline} → {args.candidate} · {len(scenarios)} scenarios · seed {seed} · profile {profile}"
+             + (" · the model applies no faults: generated scenarios have none" if model_only else ""))
+    sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
+    per_side: dict[str, list[Any]] = {"baseline": [], "candidate": []}
+    skipped = 0
+    for sc in scenarios:
+        if sess.over_budget():
+            skipped += 1
+            continue
+        base = prepare(sc, connector=connector, version=None, seed=seed)
+        if not all(selected(base, spec, props) for _, spec, _ in sides):
+            continue
+        for side, spec, ver in sides:
+            s = prepare(base, connector=None, version=ver, seed=None)
+            r = sess.run_one(s, spec, "named" if not sc.name.startswith("generated") else "generated",
+                             out / side / slug(sc.name))
+            if r is not None:
+                per_side[side].append(r)
+    term.progress("")
+    if not sess.results and not sess.errors:
+        term.err("sinkcheck gate: nothing selected: no scenario ran on both sides"
+                 + (f" (--property {', '.join(sorted(props))} is claimed by none)" if props else "")
+                 + (f" (the budget ran out: {skipped} skipped)" if skipped else "") + ".")
+        return Exit.NOTHING_SELECTED
+    versions = {r.scenario.connector_version for r in sess.results if r.scenario.connector_version}
+    ctx = ReportContext(command="gate", seed=seed, profile=profile, environment=environment([s for _, s, _ in sides], versions),
+                        preflight=preflight, errors=sess.errors, origins=sess.origins, redactor=redactor)
+    ctx.environment["baseline"] = f"{args.baseline}" + (f" @ {args.baseline_version}" if args.baseline_version else "")
+    ctx.environment["candidate"] = f"{args.candidate}" + (f" @ {args.candidate_version}" if args.candidate_version else "")
+    diff = diff_entries([entry(r, ctx) for r in per_side["baseline"]], [entry(r, ctx) for r in per_side["candidate"]])
+    ctx.baseline = diff
+    if skipped:
+        ctx.notes.append(f"{skipped} scenarios were not run: the budget ({args.budget}) ran out")
+    ctx.duration_s = time.monotonic() - started
+    paths = write_reports(out, sess.results, ctx)
+
+    for it in diff["regressions"]:
+        term.out(f"REGRESSION {it['scenario']}: {it['property']} [{it['rule']}] {it['baseline']} → {it['candidate']}: {it['message']}")
+        for w in it["witnesses"][:3]:
+            term.out(f"    {w['anomaly']}: {w.get('explanation', '')} offsets {', '.join(w.get('offsets') or [])} "
+                     f"keys {', '.join(w.get('keys') or [])}")
+        term.out(f"  Reproduce with: {it['replay']}")
+    for ch in diff["behaviour_changes"]:
+        od = ch["objects"]
+        term.out(f"BEHAVIOUR CHANGE ({ch['kind']}) {ch['scenario']}: {od['counts']['baseline']} objects → "
+                 f"{od['counts']['candidate']}; {od['moved_count']} records held in a different object")
+        term.out(f"  {ch['why']}")
+        for m in od["moved_offsets"][:5]:
+            term.out(f"    {m['offset']}: {m['baseline']} → {m['candidate']}")
+        term.out(f"  Reproduce with: {ch['replay_baseline']}\n                  {ch['replay_candidate']}")
+    for it in diff["fixed"]:
+        term.out(f"fixed {it['scenario']}: {it['property']} fail → pass")
+    documented = [c for c in diff["behaviour_changes"] if c["kind"] == "documented"]
+    if sess.errors:
+        code = Exit.INTERNAL
+    elif diff["regressions"] or (args.fail_on_change and diff["behaviour_changes"]):
+        code = Exit.FAILED
+    else:
+        code = Exit.OK
+    word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.INTERNAL: "ERROR"}[code]
+    term.out(f"{word}: gate {args.baseline} → {args.candidate}: {diff['compared']} scenarios compared, "
+             f"{len(diff['regressions'])} regressions, {len(diff['behaviour_changes'])} behaviour changes "
+             f"({len(documented)} documented), {len(diff['fixed'])} fixed, {len(sess.errors)} errors · seed {seed} · "
+             f"profile {profile} · {time.monotonic() - started:.1f}s"
+             + (f" · budget ran out, {skipped} not run ({fmt_secs(budget or 0)})" if skipped else ""))
+    for k, p in paths.items():
+        term.out(f"  {k:<5} {p}")
+    return code
+
+
+def add_gate_parser(sub: Any) -> None:
+    g = sub.add_parser("gate", help="the same scenarios on a baseline and a candidate; exit 1 on a regression")
+    g.add_argument("--baseline", required=True, help="target spec (e.g. model@10.5.23, kafka-connect:confluent, module:Class)")
+    g.add_argument("--candidate", required=True, help="target spec")
+    g.add_argument("--baseline-version", default=None, help="connector version the baseline is held to")
+    g.add_argument("--candidate-version", default=None, help="connector version the candidate is held to")
+    g.add_argument("--connector-config", default=None, help="connector JSON used for every scenario instead of its own")
+    g.add_argument("--profile", choices=tuple(PROFILES), default=None)
+    g.add_argument("--seed", type=int, default=None, help="seed for generated scenarios (default 0: reproducible)")
+    g.add_argument("--examples", type=int, default=None, help="generated scenarios (overrides the profile)")
+    g.add_argument("--scenario", action="append", default=None,
+                   help=f"only these scenarios (named ones, or {', '.join(GATE_SCENARIOS)})")
+    g.add_argument("--no-named", action="store_true", help="no named scenarios, generated ones only")
+    g.add_argument("--property", action="append", default=None, help="only these properties (repeatable)")
+    g.add_argument("--budget", default=None, help="wall-clock budget, e.g. 10m")
+    g.add_argument("--fail-on-change", action="store_true",
+                   help="exit 1 on any object-set change, documented version changes included")
+    g.add_argument("--preflight", default=None, help="a preflight result file to embed in the report")
+    g.add_argument("--plugin-path", action="append", default=[], help="Kafka Connect plugin directory (Confluent)")
+    g.add_argument("--out", required=True, help="where report.html, junit.xml and results.json go")
+    g.set_defaults(func=cmd_gate)
