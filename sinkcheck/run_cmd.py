@@ -415,7 +415,7 @@ class _ClaimedFailure(Exception):
 
 
 def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomize: bool, max_records: int,
-                  connector: dict[str, str] | None, version: str | None) -> None:
+                  connector: dict[str, str] | None, version: str | None, with_faults: bool = True) -> None:
     """Generated scenarios through Hypothesis `@given`, so a failing one is shrunk; the
     budget bounds generation and shrinking alike."""
     from hypothesis import HealthCheck, Verbosity, given, settings
@@ -433,7 +433,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
 
     @settings(database=None, max_examples=n, derandomize=derandomize, deadline=None, report_multiple_bugs=False,
               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
-    @given(scenarios(max_records=max_records, with_faults=not spec.startswith("model")))  # the model applies no faults
+    @given(scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model")))  # the model applies none
     def body(sc: Any) -> None:
         if attempts["errored"] or sess.over_budget():
             if sess.over_budget() and attempts["first_fail"] is None:
@@ -664,7 +664,8 @@ def cmd_run(args: Any) -> int:
                 continue
             sess.run_one(sc, spec, "named", runs / slug(sc.name))
         # 3. generated scenarios, shrunk on failure
-        run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, args.connector_version)
+        run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, args.connector_version,
+                      with_faults=not args.no_faults)
     term.progress("")
     if not sess.results and not sess.errors:
         why = []
@@ -725,6 +726,7 @@ def add_run_parser(sub: Any) -> None:
     r.add_argument("--examples", type=int, default=None, help="how many generated scenarios per target (overrides the profile)")
     r.add_argument("--scenario", action="append", default=None, help="run only these named scenarios (repeatable)")
     r.add_argument("--no-named", action="store_true", help="run no named scenarios")
+    r.add_argument("--no-faults", action="store_true", help="generated scenarios without fault schedules")
     r.add_argument("--property", action="append", default=None,
                    help="only scenarios whose claim includes this property, and only its verdicts (repeatable)")
     r.add_argument("--preflight", default=None, help="a preflight result file (sinkcheck preflight --out) to embed")

@@ -1,0 +1,197 @@
+"""Every exit code of `sinkcheck run` pinned by a test, on cheap paths: fake in-test targets
+(loaded by module:Class) that keep records in memory and hand back an Observation."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pytest
+
+from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord
+from adapters.target import Fault, RecordToProduce, Target, TargetInfo
+from sinkcheck.cli import main
+from sinkcheck.exitcodes import Exit
+
+SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY"
+KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+
+
+class MemoryTarget(Target):
+    """A sink that stores what it is given and writes nothing; subclasses choose what it
+    commits and what it reports."""
+
+    def __init__(self, run_dir: Path, s3_endpoint: str | None = None) -> None:
+        self.run_dir = run_dir
+        self.produced: list[ProducedRecord] = []
+        self.faults: list[FaultEvent] = []
+        self.next: dict[tuple[str, int], int] = {}
+
+    def start(self, connector_config: Mapping[str, Any], topics: Mapping[str, int]) -> None:
+        self.config = dict(connector_config)
+
+    def produce(self, records: Sequence[RecordToProduce]) -> list[int]:
+        out = []
+        for r in records:
+            off = self.next.get((r.topic, r.partition), 0)
+            self.next[(r.topic, r.partition)] = off + 1
+            self.produced.append(ProducedRecord(r.topic, r.partition, off, r.timestamp, r.key, r.value, r.headers,
+                                                at_ms=int(time.time() * 1000)))
+            out.append(off)
+        return out
+
+    def apply_fault(self, fault: Fault) -> None:
+        now = int(time.time() * 1000)
+        self.faults.append(FaultEvent(fault.kind, dict(fault.params), True, now, now + 5))
+
+    def wait_until_quiet(self, timeout_s: float) -> bool:
+        return True
+
+    def committed(self) -> dict[str, int]:
+        return {}
+
+    def observe(self) -> Observation:
+        now = int(time.time() * 1000)
+        return Observation(produced=list(self.produced), bucket_samples=[BucketSample(now, ())],
+                           offset_samples=[OffsetSample(now, self.committed())], faults=list(self.faults), quiet=True)
+
+    def stop(self) -> None:
+        pass
+
+    def info(self) -> TargetInfo:
+        return TargetInfo(type(self).__name__)
+
+
+class PassingTarget(MemoryTarget):
+    """Commits nothing and loses nothing: every claimed (at-least-once) property holds."""
+
+
+class LosingTarget(MemoryTarget):
+    """Commits every offset but writes no object: records are lost."""
+
+    def committed(self) -> dict[str, int]:
+        return {f"{t}-{p}": n for (t, p), n in self.next.items()}
+
+
+class UnfiredFaultTarget(MemoryTarget):
+    """Passes, but a fault it was meant to apply never fired: unknown."""
+
+    def observe(self) -> Observation:
+        obs = super().observe()
+        obs.faults.append(FaultEvent("crash", {}, False, detail="the trigger never matched"))
+        return obs
+
+
+class ExplodingTarget(MemoryTarget):
+    def produce(self, records: Sequence[RecordToProduce]) -> list[int]:
+        raise RuntimeError("the fake sink broke unexpectedly")
+
+
+FLAKY = {"lose": True}
+
+
+class SwitchTarget(LosingTarget):
+    def committed(self) -> dict[str, int]:
+        return super().committed() if FLAKY["lose"] else {}
+
+
+def spec(cls: type) -> str:
+    return f"{__name__}:{cls.__name__}"
+
+
+def run(tmp_path: Path, *args: str) -> int:
+    return main(["run", "--out", str(tmp_path / "out"), "--failures-dir", str(tmp_path / "saved"), *args])
+
+
+CHEAP = ("--scenario", "rotate-interval-table", "--examples", "0")
+
+
+def test_pass_is_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(tmp_path, "--target", spec(PassingTarget), *CHEAP) == Exit.OK == 0
+    out = capsys.readouterr().out
+    assert "PASS: 1 runs" in out and "report.html" in out
+    assert {p.name for p in (tmp_path / "out").iterdir()} >= {"report.html", "junit.xml", "results.json", "failures"}
+
+
+def test_claimed_failure_is_1_with_failure_block_and_reproducer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(tmp_path, "--target", spec(LosingTarget), *CHEAP) == Exit.FAILED == 1
+    out = capsys.readouterr().out
+    assert "✗ no-loss [P-NOLOSS]" in out and "Reproduce with: sinkcheck replay" in out and "FAIL: 1 runs" in out
+    saved = list((tmp_path / "out" / "failures").glob("*.json"))
+    assert len(saved) == 1 and json.loads(saved[0].read_text())["format"] == "sinkcheck.scenario/1"
+    assert [p.name for p in (tmp_path / "saved").iterdir()] == [saved[0].name]
+
+
+def test_unfired_fault_is_2(tmp_path: Path) -> None:
+    assert run(tmp_path, "--target", spec(UnfiredFaultTarget), *CHEAP) == Exit.UNKNOWN == 2
+
+
+def test_unexpected_target_error_is_3_and_still_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(tmp_path, "--target", spec(ExplodingTarget), *CHEAP) == Exit.INTERNAL == 3
+    out = capsys.readouterr().out
+    assert "RuntimeError: the fake sink broke unexpectedly" in out
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert doc["status"] == "error" and doc["errors"][0]["scenario"] == "rotate-interval-table"
+    assert "<error" in (tmp_path / "out" / "junit.xml").read_text()
+
+
+@pytest.mark.parametrize("problem", ["malformed", "missing", "rejected"])
+def test_bad_connector_config_is_4(tmp_path: Path, capsys: pytest.CaptureFixture[str], problem: str) -> None:
+    cfg = tmp_path / "connector.json"
+    if problem == "malformed":
+        cfg.write_text('{"config": {"flush.size": "3",, }}')
+    elif problem == "rejected":
+        cfg.write_text(json.dumps({"config": {"connector.class": "io.confluent.connect.s3.S3SinkConnector",
+                                              "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                                              "flush.size": "abc", "aws.secret.access.key": SECRET}}))
+    assert run(tmp_path, "--target", "model@10.6.3", "--connector-config", str(cfg), *CHEAP) == Exit.USAGE == 4
+    err = capsys.readouterr().err
+    assert "--connector-config" in err and SECRET not in err
+    assert not (tmp_path / "out" / "report.html").exists()
+
+
+@pytest.mark.parametrize("args", [("--target", "no_such_module_xyz:Target"), ("--budget", "ten minutes"),
+                                  ("--property", "no-such-property"), ("--scenario", "no-such-scenario"),
+                                  ("--profile", "bogus")])
+def test_usage_errors_are_4(tmp_path: Path, args: tuple[str, ...]) -> None:
+    base = ["--target", spec(PassingTarget)] if args[0] != "--target" else []
+    assert run(tmp_path, *base, *args, "--examples", "0") == Exit.USAGE
+
+
+def test_property_filter_selecting_nothing_is_5(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a module:Class target claims at-least-once: no scenario claims naming for it
+    assert run(tmp_path, "--target", spec(PassingTarget), "--property", "naming", "--examples", "3",
+               "--no-faults") == Exit.NOTHING_SELECTED == 5
+    assert "nothing selected" in capsys.readouterr().err
+
+
+def test_budget_selecting_nothing_is_5(tmp_path: Path) -> None:
+    assert run(tmp_path, "--target", spec(PassingTarget), "--budget", "0s", "--examples", "3") == Exit.NOTHING_SELECTED
+
+
+def test_generated_failure_is_shrunk(tmp_path: Path) -> None:
+    assert run(tmp_path, "--target", spec(LosingTarget), "--no-named", "--examples", "5", "--no-faults",
+               "--profile", "ci") == Exit.FAILED
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    failed = [e for e in doc["results"] if e["status"] == "fail"]
+    assert len(failed) == 1 and failed[0]["scenario"].endswith("-shrunk") and failed[0]["records"] == 1
+    assert Path(failed[0]["scenario_file"]).exists() and doc["seed"] == 0
+
+
+def test_saved_failures_replay_first_and_heal(tmp_path: Path) -> None:
+    FLAKY["lose"] = True
+    try:
+        assert run(tmp_path, "--target", spec(SwitchTarget), *CHEAP) == Exit.FAILED
+        assert len(list((tmp_path / "saved").iterdir())) == 1
+        FLAKY["lose"] = False
+        assert run(tmp_path, "--target", spec(SwitchTarget), *CHEAP) == Exit.OK
+        doc = json.loads((tmp_path / "out" / "results.json").read_text())
+        assert doc["results"][0]["origin"] == "saved-failure"
+        assert list((tmp_path / "saved").iterdir()) == []
+    finally:
+        FLAKY["lose"] = True
+
+
+def test_model_target_passes_named_scenario(tmp_path: Path) -> None:
+    assert run(tmp_path, "--target", "model@10.6.3", *CHEAP) == Exit.OK
