@@ -33,6 +33,7 @@ class ReportContext:
     origins: dict[str, str] = field(default_factory=dict)  # run_dir -> named | generated | saved-failure
     reproducers: dict[str, str] = field(default_factory=dict)  # run_dir -> saved scenario file
     notes: list[str] = field(default_factory=list)
+    verdict: str | None = None  # the command's own verdict when it is not the runs' (gate: regressions or not)
     redactor: Redactor = field(default_factory=Redactor)
     _entries: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
 

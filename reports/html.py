@@ -29,7 +29,7 @@ th{background:#f0f1f3}td.cell{text-align:center;min-width:120px;font-weight:600}
 .badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}.badge.unknown{background:var(--unknown)}
 .badge.not-claimed,.badge.allowed{background:var(--nc)}.badge.documented{background:#3b6fb6}.badge.unexplained,.badge.regression,.badge.behaviour-change{background:var(--fail)}
 .badge.fixed{background:var(--pass)}.badge.verdict-change{background:#6b5bb6}
-pre{background:#f4f5f7;padding:8px;overflow:auto;max-height:360px;margin:4px 0}code{background:#f4f5f7;padding:1px 4px}
+pre{background:#f4f5f7;padding:8px;overflow:auto;max-height:360px;margin:4px 0}pre.steps{white-space:pre-wrap;word-break:break-all}code{background:#f4f5f7;padding:1px 4px}
 .failure{border-left:4px solid var(--fail);background:#fff;padding:8px 14px;margin:14px 0}
 .replay{display:flex;gap:8px;align-items:center}.replay button{cursor:pointer}
 details{margin:6px 0;background:#fff;border:1px solid #e3e3e3;padding:4px 10px}summary{cursor:pointer}
@@ -54,7 +54,8 @@ def _badge(s: str) -> str:
 
 
 def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
-    status = overall_status(entries, ctx.errors)
+    runs_status = overall_status(entries, ctx.errors)
+    status = ctx.verdict or runs_status
     c = counts(entries)
     title = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN", "error": "ERROR", "nothing": "NOTHING RAN"}[status]
     tgts = []
@@ -72,7 +73,7 @@ def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
         ok = sum(1 for p in ctx.preflight if p["status"] == "pass")
         pf = f" · S3 preflight {ok}/{len(ctx.preflight)}"
     return (f'<header class="banner {status}" id="banner" data-status-overall="{status}"><h1>{title}: sinkcheck {escape(ctx.command)}</h1>'
-            f'<div class="sub">{len(entries)} runs: {c["pass"]} pass, {c["fail"]} fail, {c["unknown"]} unknown'
+            f'<div class="sub">{len(entries)} runs ({runs_status}): {c["pass"]} pass, {c["fail"]} fail, {c["unknown"]} unknown'
             f'{", " + str(len(ctx.errors)) + " errors" if ctx.errors else ""} · seed {escape(str(ctx.seed))} · '
             f'profile {escape(str(ctx.profile))}{pf}</div>{"".join(tgts)}</header>')
 

@@ -14,7 +14,8 @@ def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
     doc = {
         "format": REPORT_FORMAT,
         "command": ctx.command,
-        "status": overall_status(entries, ctx.errors),
+        "status": ctx.verdict or overall_status(entries, ctx.errors),
+        "runs_status": overall_status(entries, ctx.errors),
         "seed": ctx.seed,
         "profile": ctx.profile,
         "started_at": ctx.started_at,

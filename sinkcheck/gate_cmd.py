@@ -118,6 +118,8 @@ def cmd_gate(args: Any) -> int:
     if skipped:
         ctx.notes.append(f"{skipped} scenarios were not run: the budget ({args.budget}) ran out")
     ctx.duration_s = time.monotonic() - started
+    ctx.verdict = ("error" if sess.errors else
+                   "fail" if diff["regressions"] or (args.fail_on_change and diff["behaviour_changes"]) else "pass")
     paths = write_reports(out, sess.results, ctx)
 
     for it in diff["regressions"]:
