@@ -405,10 +405,11 @@ def multipart_hygiene(d: RunData) -> Verdict:
 @check("liveness", "P-LIVENESS")
 def liveness(d: RunData) -> Verdict:
     st = d.observation.statuses
-    w = []
-    if st and ("FAILED" in st[-1].task_states or st[-1].connector_state == "FAILED"):
-        w.append(Witness("task-failed", explanation=f"the sink ended FAILED: {st[-1].trace or ''}"[:500]))
+    failed = bool(st) and ("FAILED" in st[-1].task_states or st[-1].connector_state == "FAILED")
     exp = d.expectation
-    if exp is not None and exp.task_failure is not None and not w:
-        return Verdict("liveness", PASS, False, message=f"the model's task also dies ({exp.task_failure.rule})")
+    if exp is not None and exp.task_failure is not None:
+        # the connector's own task dies on this input: ending FAILED is the specified outcome
+        return Verdict("liveness", PASS, False, message=f"the model's task dies too ({exp.task_failure.rule} at "
+                                                        f"offset {exp.task_failure.offset})")
+    w = [Witness("task-failed", explanation=f"the sink ended FAILED: {st[-1].trace or ''}"[:500])] if failed else []
     return _verdict("liveness", w, "the sink ended running", "the sink ended failed")

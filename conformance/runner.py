@@ -67,8 +67,6 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     """Run the scenario whole, then check the recorded observation."""
     started = time.monotonic()
     kind = target_kind(target_spec)
-    claim = claim_for(kind, scenario.connector, scenario.faults)
-    cfg = model_config(scenario, kind)
     s3_faults = [f for f in scenario.faults if f.kind in ("s3", "release")]
     front = moto = None
     s3_endpoint = None
@@ -80,6 +78,10 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         front = S3FaultFront(moto.endpoint, run_dir / "s3front").start()
         s3_endpoint = front.endpoint
     tgt = target or make_target(target_spec, run_dir, s3_endpoint, plugin_path)
+    # a third-party target may declare that its objects follow Confluent's semantics
+    kind = getattr(tgt, "semantics", None) or kind
+    claim = claim_for(kind, scenario.connector, scenario.faults)
+    cfg = model_config(scenario, kind)
     produced_offsets: list[int] = []
     rule_ids: list[str] = []  # the scenario's s3 rules in order
     try:

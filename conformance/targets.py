@@ -3,7 +3,9 @@
 
 A third-party target is a class implementing `adapters.target.Target` whose constructor takes
 `run_dir` (a directory for its logs) and `s3_endpoint` (where S3 is: sinkcheck's S3 server,
-or the fault front before it; None lets the target bring its own).
+or the fault front before it; None lets the target bring its own). A class attribute
+`semantics = "confluent"` says its objects follow the Confluent S3 sink's naming and
+rotation, so the model and the exactly-once claims apply to it.
 """
 from __future__ import annotations
 
