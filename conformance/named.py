@@ -111,7 +111,7 @@ def late_records_at_hour_edges() -> Scenario:
     """E3's timeline: rotation by record time, and a late record across the hour edge must
     close the current file on both sides (R3.2, R3.3)."""
     t = 1714557600000  # 10:00:00Z
-    cfg = {**BASE, "flush.size": "3", "rotate.interval.ms": "3000", "timestamp.extractor": "Record",
+    cfg = {**BASE, "flush.size": "100", "rotate.interval.ms": "3000", "timestamp.extractor": "Record",
            "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
            "locale": "en-US", "timezone": "UTC"}
     times = [t, t + 1000, t + 2500, t + 3200, t + 3300, t + 7000, t + 6500, t - 1000, t + 8000,
@@ -124,7 +124,9 @@ def crash_mid_stream() -> Scenario:
     same objects (§16)."""
     cfg = {**BASE, "flush.size": "4"}
     recs = [{**r, "partition": r["value"]["seq"] % 2} for r in _small(22)]
-    return Scenario("crash-mid-stream", cfg, {"events": 2}, recs, faults=[FaultStep(11, "crash")])
+    # the pause lets the first instance commit some files and hold an open one when it dies
+    return Scenario("crash-mid-stream", cfg, {"events": 2}, recs,
+                    faults=[FaultStep(11, "wait", {"seconds": 1.0}), FaultStep(11, "crash")])
 
 
 def crash_during_complete() -> Scenario:

@@ -1,0 +1,37 @@
+"""The kill matrix: faulty variants of the Python sink × claimed properties. Proof that the
+suite catches real bugs: every variant must fail at least one claimed property, and the
+correct sink none."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from conformance.named import KILL_SCENARIOS
+from conformance.runner import RunResult, run_scenario
+
+
+def kill_matrix(variants: list[str], scenarios: list[str] | None = None, out: Path | None = None,
+                quiet_timeout_s: float = 30) -> dict[str, dict[str, list[str]]]:
+    """variant -> property -> the scenarios in which it failed (claimed properties only)."""
+    out = out or Path(tempfile.mkdtemp(prefix="sinkcheck-kill-"))
+    names = scenarios or list(KILL_SCENARIOS)
+    matrix: dict[str, dict[str, list[str]]] = {}
+    for v in variants:
+        target = "pysink" if v == "correct" else f"pysink:{v}"
+        row: dict[str, list[str]] = {}
+        for name in names:
+            res: RunResult = run_scenario(KILL_SCENARIOS[name](), target, out / v / name, quiet_timeout_s=quiet_timeout_s)
+            for verdict in res.failed():
+                row.setdefault(verdict.property, []).append(name)
+        matrix[v] = row
+    return matrix
+
+
+def render(matrix: dict[str, dict[str, list[str]]], properties: list[str]) -> str:
+    width = max(len(v) for v in matrix) + 2
+    head = " " * width + " ".join(f"{p[:9]:>9}" for p in properties)
+    lines = [head]
+    for v, row in matrix.items():
+        cells = " ".join(f"{('KILL' if p in row else '.'):>9}" for p in properties)
+        lines.append(f"{v:<{width}}{cells}   {'killed' if row else ('clean' if v == 'correct' else 'SURVIVED')}")
+    return "\n".join(lines)
