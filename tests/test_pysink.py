@@ -82,3 +82,17 @@ def test_story_3_lost_commit_reuploads_under_the_same_key_without_duplicates(tmp
     assert len(keys) == len(set(keys)) == 4
     versions = {o.etag for s in r.observation.bucket_samples for o in s.objects if o.key.endswith("+0000000270.json")}
     assert versions  # the same key, written again by the restart
+
+
+@pytest.mark.kafka
+def test_over_the_real_broker_a_crash_and_a_503_lose_nothing(tmp_path):
+    """The Python sink reading a real KRaft broker (offsets committed to its consumer group),
+    writing to moto through the fault front; the faults fire."""
+    sc = Scenario("broker", {**BASE, "flush.size": "4"}, {"t": 2}, records(24, 2),
+                  [FaultStep(0, "s3", {"operation": "UploadPart", "action": "fail", "status": 503, "nth": 2}),
+                   FaultStep(12, "wait", {"seconds": 1.5}), FaultStep(12, "crash")])
+    r = run_scenario(sc, "pysink:broker", tmp_path, quiet_timeout_s=60)
+    assert [f.kind for f in r.observation.faults if f.fired] == ["crash", "s3"]
+    for prop in ("no-loss", "no-duplicates", "commit-safety", "commit-progress"):
+        assert claimed(r, prop).status == "pass", claimed(r, prop).to_json()
+    assert r.observation.final_offsets == {"t-0": 12, "t-1": 12}

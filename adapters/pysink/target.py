@@ -35,15 +35,17 @@ class PySinkTarget(Target):
 
     def __init__(self, run_dir: Path | str, mode: str = "inprocess", variant: str | None = None,
                  s3_endpoint: str | None = None, sample_interval_s: float = 0.15):
-        if mode != "inprocess":
-            raise TargetError(f"pysink mode {mode!r} is not available yet: only the in-process log ('pysink')")
+        if mode not in ("inprocess", "broker"):
+            raise TargetError(f"pysink mode {mode!r}: use 'inprocess' (pysink) or 'broker' (pysink:broker)")
+        self.mode = mode
+        self._broker = None
         if variant not in (None, "correct") and variant not in VARIANTS:
             raise TargetError(f"unknown pysink variant {variant!r}; known: {', '.join(VARIANTS)}")
         self.run_dir = Path(run_dir)
         self.variant = None if variant == "correct" else variant
         self.s3_endpoint = s3_endpoint
         self.sample_interval_s = sample_interval_s
-        self.log = InProcessLog()
+        self.log: Any = InProcessLog()
         self.sink: PySink | None = None
         self.zombies: list[PySink] = []
         self.obs = Observation()
@@ -79,6 +81,13 @@ class PySinkTarget(Target):
             self.s3.create_bucket(Bucket=self.settings.bucket)
         except Exception:
             pass  # already there
+        if self.mode == "broker":
+            from adapters.pysink.kafka_log import KafkaLog
+            from adapters.supervisor import KafkaBroker
+
+            self._broker = KafkaBroker(self.run_dir / "kafka").start()
+            name = str(connector_config.get("name", "pysink")) if isinstance(connector_config, Mapping) else "pysink"
+            self.log = KafkaLog(self._broker.bootstrap, f"connect-{name}")
         self.log.create(dict(topics))
         self.sink = PySink(self.log, self.s3, self.settings, variant=self.variant).start()
         self._sampler = threading.Thread(target=self._sample_loop, name="pysink-sampler", daemon=True)
@@ -98,11 +107,19 @@ class PySinkTarget(Target):
         if self._moto is not None:
             self._moto.stop()
             self._moto = None
+        if self._broker is not None:
+            try:
+                self.log.close()
+            except Exception:
+                pass
+            self._broker.stop()
+            self._broker = None
 
     def info(self) -> TargetInfo:
         return TargetInfo(name="pysink" + (f":{self.variant}" if self.variant else ""),
                           connector_class="sinkcheck Python sink", connector_version="0.1.0",
-                          kafka_version="in-process log", s3_server="moto")
+                          kafka_version="Apache Kafka 4.1.1 (KRaft, Maven jars)" if self.mode == "broker" else "in-process log",
+                          s3_server="moto")
 
     # --- produce -------------------------------------------------------------------------
     def produce(self, records: Sequence[RecordToProduce]) -> list[int]:
@@ -185,10 +202,12 @@ class PySinkTarget(Target):
                 self.obs.quiet, self.obs.still_moving = True, ""
                 return True
             at_end = all(s.positions.get(tp, 0) >= self.log.end(tp) for tp in self.log.partitions())
-            state = (self.log.committed(), at_end, s.busy)
+            pending = any(w.to_commit is not None for w in list(s.writers.values()))
+            state = (self.log.committed(), at_end, s.busy, pending)
+            stable_s = 2.0 if self.mode == "broker" else 1.0
             if state != last:
                 last, since = state, time.monotonic()
-            elif at_end and not s.busy and time.monotonic() - since >= 1.0:
+            elif at_end and not s.busy and not pending and time.monotonic() - since >= stable_s:
                 self.obs.quiet, self.obs.still_moving = True, ""
                 return True
             time.sleep(0.05)

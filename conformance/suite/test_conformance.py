@@ -47,7 +47,7 @@ def test_named_scenario(name, prop, sinkcheck_target, sinkcheck_connector, sinkc
 def _generated_settings():
     import os
 
-    ci = (os.environ.get("CI") or os.environ.get("SINKCHECK_HYPOTHESIS_PROFILE") == "ci")
+    ci = bool(os.environ.get("CI")) or os.environ.get("SINKCHECK_HYPOTHESIS_PROFILE") == "ci"
     return settings(max_examples=6 if ci else 40, deadline=None, derandomize=ci,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
 
