@@ -135,10 +135,20 @@ def sink_configs(draw: st.DrawFn) -> dict[str, str]:
     return cfg
 
 
+SINK_VALUE_SCHEMA = {
+    "type": "struct", "optional": False, "name": "order",
+    "fields": [{"field": "seq", "type": "int64", "optional": False},
+               {"field": "region", "type": "string", "optional": True},
+               {"field": "ts", "type": "int64", "optional": False}],
+}
+
+
 @st.composite
-def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40) -> list[dict[str, Any]]:
+def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
+                 structs: bool = False) -> list[dict[str, Any]]:
     """Records with a `seq` in every value (how checkers find them in S3): late and
-    out-of-order timestamps, hour edges, idle gaps, keys, regions."""
+    out-of-order timestamps, hour edges, idle gaps, keys, regions; Structs (JsonConverter's
+    envelope) where the partitioner needs them."""
     n = draw(st.integers(1, max_records))
     tps = [(t, p) for t, k in topics.items() for p in range(k)]
     clock = T0 - draw(st.sampled_from([0, 1500, 60_000]))
@@ -147,8 +157,9 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40)
         t, p = draw(st.sampled_from(tps))
         clock += draw(st.sampled_from([0, 100, 1000, 2500, 60_000, 3_600_000]))
         ts = clock - draw(st.sampled_from([0, 0, 0, 1500, 3_600_000]))
-        out.append({"topic": t, "partition": p, "timestamp": ts, "key": f"k{seq % 5}",
-                    "value": {"seq": seq, "region": draw(st.sampled_from(["eu", "us"])), "ts": ts},
+        payload = {"seq": seq, "region": draw(st.sampled_from(["eu", "us"])), "ts": ts}
+        value = {"schema": SINK_VALUE_SCHEMA, "payload": payload} if structs else payload
+        out.append({"topic": t, "partition": p, "timestamp": ts, "key": f"k{seq % 5}", "value": value,
                     "headers": [["h", str(seq)]]})
     return out
 
@@ -182,6 +193,7 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True) 
     no faults."""
     cfg = draw(sink_configs())
     topics = {"orders": draw(st.integers(1, 2))}
-    records = draw(sink_records(topics, max_records))
+    structs = cfg.get("partitioner.class", "").endswith("FieldPartitioner") or draw(st.booleans())
+    records = draw(sink_records(topics, max_records, structs))
     faults = draw(fault_schedules(len(records))) if with_faults else []
     return Scenario("generated", cfg, topics, records, faults)

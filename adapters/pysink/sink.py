@@ -207,8 +207,12 @@ class Writer:
         while i < len(records):
             rec = records[i]
             value = json.loads(rec.value) if rec.value is not None else None
-            if isinstance(value, dict) and set(value) == {"schema", "payload"}:
+            structured = isinstance(value, dict) and set(value) == {"schema", "payload"}
+            if structured:
                 value = value["payload"]
+            elif s.partitioner == "field":
+                # FieldPartitioner reads Struct fields only: a schemaless value stops the task
+                raise SinkConfigError(f"offset {rec.offset}: FieldPartitioner needs a value with a schema (a Struct)")
             ts = rec.timestamp if s.partitioner == "time" else None
             if ts is not None and self.base is None:
                 self.base = ts
@@ -368,8 +372,8 @@ class PySink:
             try:
                 w.write(kept, now)
                 self.positions[tp] += len(batch)
-            except Killed:
-                raise
+            except (Killed, SinkConfigError):
+                raise  # killed, or a record the task cannot write: the task dies
             except Exception:
                 if self.variant == "drop-after-retriable":
                     # BUG: the buffered records are gone, and the offset moves on regardless
