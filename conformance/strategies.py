@@ -53,10 +53,19 @@ def connector_configs(draw: st.DrawFn, scheduled: bool | None = None) -> dict[st
     if scheduled if scheduled is not None else draw(st.booleans()):
         cfg.update({"rotate.schedule.interval.ms": str(draw(st.sampled_from([5000, 60000, 600000]))),
                     "timezone": cfg.get("timezone", "UTC")})
+    fmt = draw(st.sampled_from(["json", "json", "json-gzip", "bytearray", "avro", "parquet"]))
+    cfg["format.class"] = {"json": JSON_FORMAT, "json-gzip": JSON_FORMAT,
+                           "bytearray": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+                           "avro": "io.confluent.connect.s3.format.avro.AvroFormat",
+                           "parquet": "io.confluent.connect.s3.format.parquet.ParquetFormat"}[fmt]
+    if fmt == "json-gzip" or (fmt == "bytearray" and draw(st.booleans())):
+        cfg["s3.compression.type"] = "gzip"
     nulls = draw(st.sampled_from(["ignore", "write", "fail"]))
     cfg["behavior.on.null.values"] = nulls
     if nulls == "write" or draw(st.booleans()):
         cfg.update({"store.kafka.keys": "true", "keys.format.class": JSON_FORMAT})
+    if draw(st.booleans()):
+        cfg.update({"store.kafka.headers": "true", "headers.format.class": JSON_FORMAT})
     if draw(st.booleans()):
         cfg.update({"errors.tolerance": "all", "errors.deadletterqueue.topic.name": "dlq"})
     return cfg
@@ -77,8 +86,15 @@ def record_streams(draw: st.DrawFn, max_records: int = 24) -> list[dict[str, Any
         clock += step
         ts = clock - draw(st.sampled_from([0, 0, 0, 1500, 3_600_000]))  # late records
         value: Any
-        if draw(st.integers(0, 9)) == 0:
+        kind = draw(st.integers(0, 11))
+        if kind == 0:
             value = None
+        elif kind == 1:
+            value = f"text-{len(out)}"  # a string (StringConverter-like)
+        elif kind == 2:
+            value = {"schema": {"type": "bytes", "optional": True}, "payload": "AAEC"}  # bytes
+        elif kind == 3:
+            value = {"n": len(out), "region": "eu"}  # schemaless JSON
         else:
             value = {"schema": VALUE_SCHEMA,
                      "payload": {"region": draw(st.sampled_from(["eu", "us", None])), "n": len(out), "ts": ts}}

@@ -263,7 +263,9 @@ def resolve_failure(
     failures = [r.failure for r in results if r.failure is not None]
     if not failures:
         return results, null_kill
-    failure = min(failures, key=lambda f: f.put_index if f.put_index is not None else -1)
+    # which writer dies first within one put is not fixed (R1.4); name the first by topic-partition
+    failure = min(failures, key=lambda f: (f.put_index if f.put_index is not None else -1,
+                                           f.topic or "", f.partition or 0, f.offset or 0))
     k = failure.put_index
     others = {(r.topic, r.partition) for r in results if r.failure is None}
     if k is not None and others:
