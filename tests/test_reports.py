@@ -174,3 +174,29 @@ def test_changes_since_baseline_section(tmp_path: Path, written: tuple[Path, lis
     write_reports(tmp_path / "o2", results[:1], ctx2)
     html = (tmp_path / "o2" / "report.html").read_text()
     assert 'id="changes"' in html and "regression" in html
+
+
+def test_a_real_run_with_a_secret_in_its_config_leaks_it_nowhere(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """`sinkcheck run` against the embedded default with credentials in the connector config:
+    every file the run writes, and everything it prints, is searched for them."""
+    from sinkcheck.cli import main
+
+    cfg = tmp_path / "connector.json"
+    cfg.write_text(json.dumps({"name": "s3", "config": {
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector", "s3.bucket.name": "sinkcheck",
+        "format.class": "io.confluent.connect.s3.format.json.JsonFormat", "flush.size": "2",
+        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+        "aws.access.key.id": KEY_ID, "aws.secret.access.key": SECRET}}))
+    out = tmp_path / "out"
+    code = main(["run", "--target", "pysink", "--connector-config", str(cfg), "--scenario", "rotate-interval-table",
+                 "--examples", "1", "--profile", "ci", "--out", str(out), "--failures-dir", str(tmp_path / "failures")])
+    term = capfd.readouterr()
+    assert code in (0, 1, 2)
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p != cfg]
+    assert any(p.name == "report.html" for p in files)
+    for p in files:
+        data = p.read_bytes()
+        for s in (SECRET, KEY_ID):
+            assert s.encode() not in data, f"{s!r} leaked into {p}"
+    for s in (SECRET, KEY_ID):
+        assert s not in term.out and s not in term.err

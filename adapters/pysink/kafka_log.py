@@ -40,6 +40,7 @@ class KafkaLog:
                     raise RuntimeError(f"could not create topic {t!r}: {e}") from None
         with self._lock:
             self._tps = sorted({*self._tps, *((t, p) for t, n in topics.items() for p in range(n))})
+        self.committed()  # wait for the group coordinator
 
     def append(self, topic: str, partition: int, timestamp: int | None, key: bytes | None, value: bytes | None,
                headers: tuple[tuple[str, bytes | None], ...] = ()) -> int:
@@ -94,6 +95,22 @@ class KafkaLog:
         with self._lock:
             return self._high(tp)
 
+    def _retrying(self, what: str, fn):  # noqa: ANN001, ANN202
+        """The group coordinator comes up a little after the broker (its offsets topic is
+        created on first use): retry its retriable errors, for at most 30 s."""
+        from confluent_kafka import KafkaException
+
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return fn()
+            except KafkaException as e:
+                err = e.args[0] if e.args else None
+                retriable = getattr(err, "retriable", lambda: False)() or "COORDINATOR" in str(e)
+                if not retriable or time.monotonic() > deadline:
+                    raise RuntimeError(f"{what} on group {self.group} at {self.bootstrap} failed for 30 s: {e}") from None
+                time.sleep(0.2)
+
     def committed(self) -> dict[tuple[str, int], int]:
         from confluent_kafka import TopicPartition
 
@@ -101,7 +118,7 @@ class KafkaLog:
             tps = [TopicPartition(t, p) for t, p in self._tps]
             if not tps:
                 return {}
-            res = self._consumer.committed(tps, timeout=10)
+            res = self._retrying("reading committed offsets", lambda: self._consumer.committed(tps, timeout=10))
         return {(r.topic, r.partition): r.offset for r in res if r.offset >= 0}
 
     def commit(self, generation: int, offsets: dict[tuple[str, int], int]) -> bool:
@@ -110,7 +127,8 @@ class KafkaLog:
         with self._lock:
             if generation != self._owner:
                 return False
-            self._consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
+            tps = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
+            self._retrying("committing offsets", lambda: self._consumer.commit(offsets=tps, asynchronous=False))
             return True
 
     def take_over(self) -> int:
