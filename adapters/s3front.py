@@ -483,7 +483,17 @@ class S3FaultFront:
         fired = self._fire(req)
         st, firing = fired if fired else (None, None)
         action = st.rule.action if st else None
-        status, upstream_status, error = 0, None, ""
+        upstream_status: int | None = None
+        recorded = False
+
+        def record(status: int, error: str = "") -> None:
+            # logged before the client can see the answer: what a client has seen is in the log
+            nonlocal recorded
+            if not recorded:
+                recorded = True
+                self._record(S3Exchange(at, _now_ms(), req, status, upstream_status,
+                                        st.rule_id if st else None, action, error))
+
         with self._lock:
             self._busy += 1
         try:
@@ -492,7 +502,7 @@ class S3FaultFront:
                 body.drain()
                 status = st.rule.status if action == "fail" else 200
                 firing.until_ms = _now_ms()
-                self._send_error(h, status, st.rule.error_code(), req)
+                self._send_error(h, status, st.rule.error_code(), req, before=lambda: record(status))
                 return
             spooled: BinaryIO | None = None
             if st is not None and action in ("delay", "hang"):
@@ -513,31 +523,31 @@ class S3FaultFront:
                 if st is not None and action == "drop-response":
                     resp.read()  # the call takes effect upstream in full ...
                     firing.until_ms = _now_ms()
+                    record(0, "response dropped by rule")
                     self._drop(h)  # ... and the client never hears of it
-                    raise _Dropped("dropped by rule")
-                self._relay(h, resp)
-                status = resp.status
+                    return
+                self._relay(h, resp, before=lambda: record(resp.status))
             finally:
                 conn.close()
         except _Dropped as e:
-            error = str(e)
             h.close_connection = True
+            record(0, str(e))
         except (OSError, http.client.HTTPException) as e:
             error = f"{type(e).__name__}: {e}"
             h.close_connection = True
             if upstream_status is None and not getattr(h, "_s3front_sent", False):
                 # the S3 server could not be reached or did not answer: say so, S3-style
                 try:
-                    status = 502
-                    self._send_error(h, 502, "BadGateway", req, f"S3 server {self.upstream}: {error}")
+                    self._send_error(h, 502, "BadGateway", req, f"S3 server {self.upstream}: {error}",
+                                     before=lambda: record(502, error))
                 except OSError:
-                    status = 0
+                    pass
+            record(0, error)  # no-op when already recorded
         finally:
+            record(0, "no answer")
             with self._changed:
                 self._busy -= 1
                 self._changed.notify_all()
-            self._record(S3Exchange(at, _now_ms(), req, status, upstream_status,
-                                    st.rule_id if st else None, action, error))
 
     def _sleep(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -574,7 +584,7 @@ class S3FaultFront:
             raise
 
     @staticmethod
-    def _relay(h: BaseHTTPRequestHandler, resp: http.client.HTTPResponse) -> None:
+    def _relay(h: BaseHTTPRequestHandler, resp: http.client.HTTPResponse, before: Any = None) -> None:
         h._s3front_sent = True  # type: ignore[attr-defined]
         h.send_response_only(resp.status, resp.reason)
         length = None
@@ -589,6 +599,8 @@ class S3FaultFront:
         chunked = length is None and not no_body
         if chunked:
             h.send_header("Transfer-Encoding", "chunked")
+        if before is not None:
+            before()
         h.end_headers()
         if no_body:
             return
@@ -608,7 +620,7 @@ class S3FaultFront:
 
     @staticmethod
     def _send_error(h: BaseHTTPRequestHandler, status: int, code: str, req: S3Request,
-                    message: str = "injected by the sinkcheck S3 fault front") -> None:
+                    message: str = "injected by the sinkcheck S3 fault front", before: Any = None) -> None:
         resource = "/" + req.bucket + (f"/{req.key}" if req.key else "")
         body = ('<?xml version="1.0" encoding="UTF-8"?>\n'
                 f"<Error><Code>{escape(code)}</Code><Message>{escape(message)}</Message>"
@@ -619,6 +631,8 @@ class S3FaultFront:
         h.send_header("Content-Type", "application/xml")
         h.send_header("x-amz-request-id", "sinkcheck-s3front")
         h.send_header("Content-Length", str(len(body)))
+        if before is not None:
+            before()
         h.end_headers()
         if h.command != "HEAD":
             h.wfile.write(body)

@@ -1,111 +1,293 @@
-"""The S3 fault front against a real moto server: operations named, faults applied, events
-recorded (fired or never fired), nothing left behind."""
+"""The S3 fault front against a real moto server (a subprocess, as in a run): operations named,
+faults applied (fail, error-200, delay, hang, drop-response), events recorded (fired or never
+fired), bodies streamed both ways, nothing left behind on stop."""
 from __future__ import annotations
 
+import http.client
+import itertools
+import json
 import threading
+import time
 
 import boto3
+import botocore.exceptions
 import pytest
 from botocore.config import Config
 
 from adapters.s3front import FaultRule, S3FaultFront, classify
+from adapters.supervisor import MotoS3Server, free_port, port_open
 
 PART = b"x" * (5 * 1024 * 1024)
+_buckets = itertools.count(1)
 
 
-@pytest.fixture
-def front():
-    from moto.server import ThreadedMotoServer
-
-    srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    srv.start()
-    host, port = srv.get_host_and_port()
-    f = S3FaultFront(f"http://{host}:{port}").start()
-    yield f
-    f.stop()
+@pytest.fixture(scope="module")
+def moto(tmp_path_factory):
+    srv = MotoS3Server(tmp_path_factory.mktemp("s3front")).start()
+    yield srv
     srv.stop()
 
 
-def client(f: S3FaultFront):
-    s3 = boto3.client("s3", endpoint_url=f.endpoint, region_name="us-east-1", aws_access_key_id="k",
-                      aws_secret_access_key="s", config=Config(s3={"addressing_style": "path"},
-                                                               retries={"total_max_attempts": 1, "mode": "standard"}))
-    s3.create_bucket(Bucket="bkt")
-    return s3
+@pytest.fixture
+def front(moto, tmp_path):
+    f = S3FaultFront(moto.endpoint, tmp_path / "front").start()
+    yield f
+    f.stop()
+    assert not f.threads()
 
 
-def mpu(s3, key: str, parts: int = 2):
-    u = s3.create_multipart_upload(Bucket="bkt", Key=key)["UploadId"]
-    done = [{"PartNumber": i, "ETag": s3.upload_part(Bucket="bkt", Key=key, UploadId=u, PartNumber=i, Body=PART)["ETag"]}
-            for i in range(1, parts + 1)]
-    return s3.complete_multipart_upload(Bucket="bkt", Key=key, UploadId=u, MultipartUpload={"Parts": done})
+def client(f: S3FaultFront, attempts: int = 1, read_timeout: float = 20):
+    # NB: botocore's retries={"max_attempts": 1} means one *retry* (two attempts), which hides a
+    # one-shot fault; total_max_attempts=1 is a single attempt
+    return boto3.client("s3", endpoint_url=f.endpoint, region_name="us-east-1", aws_access_key_id="k",
+                        aws_secret_access_key="s",
+                        config=Config(s3={"addressing_style": "path"}, read_timeout=read_timeout,
+                                      connect_timeout=5, retries={"total_max_attempts": attempts}))
 
 
-def visible(s3, key: str) -> bool:
-    return "Contents" in s3.list_objects_v2(Bucket="bkt", Prefix=key)
+@pytest.fixture
+def s3(front, moto):
+    c = client(front)
+    c.bucket = f"bkt-{next(_buckets)}"  # a fresh bucket per test on the shared server
+    moto.create_bucket(c.bucket)
+    return c
 
 
-def test_operations_are_named(front):
-    s3 = client(front)
-    mpu(s3, "a/k1")
-    s3.put_object(Bucket="bkt", Key="a/k2", Body=b"1")
-    s3.head_object(Bucket="bkt", Key="a/k2")
-    s3.list_objects_v2(Bucket="bkt")
-    ops = [(r.operation, r.part_number) for _, r, _ in front.requests()]
-    assert ops == [("CreateBucket", None), ("CreateMultipartUpload", None), ("UploadPart", 1), ("UploadPart", 2),
-                   ("CompleteMultipartUpload", None), ("PutObject", None), ("HeadObject", None), ("ListObjectsV2", None)]
-    assert classify("DELETE", "/bkt/x?uploadId=u").operation == "AbortMultipartUpload"
+def start_mpu(s3, key: str, parts: int = 2) -> tuple[str, list[dict]]:
+    u = s3.create_multipart_upload(Bucket=s3.bucket, Key=key)["UploadId"]
+    done = [{"PartNumber": i, "ETag": s3.upload_part(Bucket=s3.bucket, Key=key, UploadId=u, PartNumber=i,
+                                                     Body=PART)["ETag"]} for i in range(1, parts + 1)]
+    return u, done
 
 
-def test_503_on_part_two_and_a_rule_that_never_matches(front):
-    s3 = client(front)
-    fired = front.add_rule(FaultRule("UploadPart", "fail", part_number=2, status=503))
+def complete(s3, key: str, upload_id: str, parts: list[dict]):
+    return s3.complete_multipart_upload(Bucket=s3.bucket, Key=key, UploadId=upload_id,
+                                        MultipartUpload={"Parts": parts})
+
+
+def visible(moto, bucket: str, key: str) -> bool:
+    """Asked of moto directly, not through the front."""
+    return any(o["Key"] == key for o in moto.client().list_objects_v2(Bucket=bucket).get("Contents", []))
+
+
+def open_uploads(moto, bucket: str) -> list[str]:
+    return [u["UploadId"] for u in moto.client().list_multipart_uploads(Bucket=bucket).get("Uploads", [])]
+
+
+def in_thread(fn) -> tuple[threading.Thread, dict]:
+    out: dict = {}
+
+    def run():
+        t0 = time.monotonic()
+        try:
+            out["result"] = fn()
+        except Exception as e:  # noqa: BLE001 - inspected by the test
+            out["error"] = e
+        out["elapsed"] = time.monotonic() - t0
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, out
+
+
+def test_operations_are_named(front, s3, moto):
+    u, parts = start_mpu(s3, "a/k1")
+    complete(s3, "a/k1", u, parts)
+    s3.put_object(Bucket=s3.bucket, Key="a/k 2+", Body=b"hello")
+    objs = s3.list_objects_v2(Bucket=s3.bucket)["Contents"]
+    head = s3.head_object(Bucket=s3.bucket, Key="a/k 2+")
+    got = s3.get_object(Bucket=s3.bucket, Key="a/k1")["Body"].read()
+    s3.list_multipart_uploads(Bucket=s3.bucket)
+    s3.head_bucket(Bucket=s3.bucket)
+    u2 = s3.create_multipart_upload(Bucket=s3.bucket, Key="a/k3")["UploadId"]
+    s3.abort_multipart_upload(Bucket=s3.bucket, Key="a/k3", UploadId=u2)
+    s3.delete_object(Bucket=s3.bucket, Key="a/k 2+")
+
+    log = [r for _, r, _ in front.requests()]
+    assert [(r.operation, r.key, r.part_number) for r in log] == [
+        ("CreateMultipartUpload", "a/k1", None), ("UploadPart", "a/k1", 1), ("UploadPart", "a/k1", 2),
+        ("CompleteMultipartUpload", "a/k1", None), ("PutObject", "a/k 2+", None), ("ListObjectsV2", None, None),
+        ("HeadObject", "a/k 2+", None), ("GetObject", "a/k1", None), ("ListMultipartUploads", None, None),
+        ("HeadBucket", None, None), ("CreateMultipartUpload", "a/k3", None),
+        ("AbortMultipartUpload", "a/k3", None), ("DeleteObject", "a/k 2+", None)]
+    assert {r.bucket for r in log} == {s3.bucket}
+    assert [r.upload_id for r in log[1:4]] == [u] * 3 and log[11].upload_id == u2
+    assert all(st in (200, 204) for _, _, st in front.requests())
+    # bodies and lengths come through whole, both ways
+    assert got == PART * 2 and head["ContentLength"] == 5
+    assert {o["Key"]: o["Size"] for o in objs} == {"a/k1": 2 * len(PART), "a/k 2+": 5}
+    # the same names for requests boto3 did not make here
+    assert classify("PUT", "/b").operation == "CreateBucket"
+    assert classify("GET", "/b/k?uploadId=u").operation == "ListParts"
+    assert classify("POST", "/b?delete").operation == "DeleteObjects"
+    assert classify("PUT", "/b/k", {"x-amz-copy-source": "/b/j"}).operation == "CopyObject"
+    assert classify("GET", "/b?location").operation == "Other"
+
+
+def test_503_on_part_two_and_a_rule_that_never_matches(front, s3, moto):
+    fired = front.add_rule(FaultRule("UploadPart", "fail", part_number=2, status=503, name="slow part 2"))
     never = front.add_rule(FaultRule("UploadPart", "fail", part_number=9))
-    with pytest.raises(Exception, match="SlowDown"):
-        mpu(s3, "k")
-    events = front.events()
-    assert events[0].fired and "part=2" in events[0].detail and events[0].at_ms
-    assert not events[1].fired
-    assert fired != never
+    u = s3.create_multipart_upload(Bucket=s3.bucket, Key="t/k")["UploadId"]
+    s3.upload_part(Bucket=s3.bucket, Key="t/k", UploadId=u, PartNumber=1, Body=PART)
+    with pytest.raises(botocore.exceptions.ClientError) as ei:
+        s3.upload_part(Bucket=s3.bucket, Key="t/k", UploadId=u, PartNumber=2, Body=PART)
+    assert ei.value.response["Error"]["Code"] == "SlowDown"
+    assert ei.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+    # a one-shot rule: the retry goes through
+    s3.upload_part(Bucket=s3.bucket, Key="t/k", UploadId=u, PartNumber=2, Body=PART)
+    assert front.wait_fired(fired, 0) and not front.wait_fired(never, 0.1)
+
+    ev_fired, ev_never = front.events()
+    assert ev_fired.kind == "s3" and ev_fired.fired and ev_fired.at_ms and ev_fired.params["action"] == "fail"
+    (firing,) = ev_fired.params["firings"]
+    assert (firing["operation"], firing["key"], firing["upload_id"], firing["part_number"]) == ("UploadPart", "t/k", u, 2)
+    assert u in ev_fired.detail and "part=2" in ev_fired.detail and "slow part 2" in ev_fired.detail
+    assert not ev_never.fired and ev_never.at_ms is None and "never fired" in ev_never.detail
+    assert ev_never.params["matched"] == 0
+    ex = [x for x in front.exchanges() if x.request.operation == "UploadPart"]
+    assert [(x.request.part_number, x.status, x.upstream_status, x.rule_id) for x in ex] == [
+        (1, 200, 200, None), (2, 503, None, fired), (2, 200, 200, None)]
+    json.dumps([e.params for e in front.events()])  # reports serialise them
 
 
-def test_error_in_a_200_on_complete_leaves_nothing_visible(front):
-    s3 = client(front)
-    front.add_rule(FaultRule("CompleteMultipartUpload", "error-200", status=200))
-    with pytest.raises(Exception, match="InternalError"):
-        mpu(s3, "k")
-    assert not visible(s3, "k")
+def test_error_inside_a_200_on_complete(front, s3, moto):
+    rid = front.add_rule(FaultRule("CompleteMultipartUpload", "error-200", key="t/*"))
+    u, parts = start_mpu(s3, "t/k")
+    with pytest.raises(botocore.exceptions.ClientError) as ei:
+        complete(s3, "t/k", u, parts)
+    # botocore reads the <Error> in the 200 of CompleteMultipartUpload as an error and rewrites
+    # the status to 500 (so a retrying client retries it); the front sent 200
+    assert ei.value.response["Error"]["Code"] == "InternalError"
+    assert ei.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    assert front.requests()[-1][2] == 200 and front.exchanges()[-1].upstream_status is None
+    assert not visible(moto, s3.bucket, "t/k") and u in open_uploads(moto, s3.bucket)
+    assert front.events()[0].fired
+    # with one retry allowed (retries={"max_attempts": 1} means that), botocore retries the
+    # rewritten 500 and the upload completes: the sink never sees the fault
+    again = front.add_rule(FaultRule("CompleteMultipartUpload", "error-200"))
+    retrying = client(front, attempts=2)
+    retrying.bucket = s3.bucket
+    complete(retrying, "t/k", u, parts)
+    assert visible(moto, s3.bucket, "t/k") and front.wait_fired(again, 0)
+    assert [(x.status, x.upstream_status, x.rule_id) for x in front.exchanges()[-2:]] == [
+        (200, None, again), (200, 200, None)]
+    assert front.events()[0].params["fired_count"] == 1 and rid == front.events()[0].params["rule_id"]
 
 
-def test_drop_response_applies_the_call(front):
-    s3 = client(front)
-    front.add_rule(FaultRule("CompleteMultipartUpload", "drop-response"))
-    with pytest.raises(Exception):
-        mpu(s3, "k")
-    assert visible(s3, "k")  # the upload completed; the client never heard
-
-
-def test_hang_until_released_records_the_window(front):
-    s3 = client(front)
-    rid = front.add_rule(FaultRule("PutObject", "hang", key="k*"))
-    t = threading.Thread(target=lambda: s3.put_object(Bucket="bkt", Key="k1", Body=b"1"))
-    t.start()
+def test_hang_on_complete_until_released(front, s3, moto):
+    rid = front.add_rule(FaultRule("CompleteMultipartUpload", "hang", key="t/k"))
+    other = front.add_rule(FaultRule("PutObject", "hang", key="elsewhere"))
+    u, parts = start_mpu(s3, "t/k")
+    t, out = in_thread(lambda: complete(s3, "t/k", u, parts))
     assert front.wait_fired(rid, 10)
-    assert not visible(s3, "k1")
-    front.release()
+    time.sleep(0.3)
+    assert t.is_alive() and not visible(moto, s3.bucket, "t/k")
+    assert [r.upload_id for r in front.hung()] == [u]
+    assert front.events()[0].until_ms is None  # still hanging
+    front.release(other)  # another rule's release lets nothing go
+    time.sleep(0.2)
+    assert t.is_alive()
+    front.release(rid)
     t.join(10)
-    assert visible(s3, "k1")
-    (e,) = front.events()
-    assert e.fired and e.until_ms is not None and e.until_ms >= e.at_ms
+    assert not t.is_alive() and "error" not in out, out
+    assert visible(moto, s3.bucket, "t/k")
+    ev = front.events()[0]
+    assert ev.fired and ev.at_ms and ev.until_ms and ev.until_ms - ev.at_ms >= 500
+    assert not front.events()[1].fired
+    # a released hang fires no more
+    s3.put_object(Bucket=s3.bucket, Key="t/k", Body=b"again")
+    u2, parts2 = start_mpu(s3, "t/k")
+    complete(s3, "t/k", u2, parts2)
+    assert front.events()[0].params["fired_count"] == 1
 
 
-def test_nth_request_and_stop_with_a_hung_request_returns(front):
-    s3 = client(front)
-    rid = front.add_rule(FaultRule("PutObject", "hang", nth=2))
-    s3.put_object(Bucket="bkt", Key="first", Body=b"1")  # not the 2nd: passes
-    t = threading.Thread(target=lambda: s3.put_object(Bucket="bkt", Key="second", Body=b"1"), daemon=True)
-    t.start()
-    assert front.wait_fired(rid, 10)
-    front.stop()  # releases the hung request and closes the port
+def test_drop_response_on_complete_applies_it(front, s3, moto):
+    rid = front.add_rule(FaultRule("CompleteMultipartUpload", "drop-response"))
+    u, parts = start_mpu(s3, "t/k")
+    with pytest.raises(botocore.exceptions.ConnectionClosedError):
+        complete(s3, "t/k", u, parts)
+    assert visible(moto, s3.bucket, "t/k")  # the upload completed; the sink never heard
+    assert u not in open_uploads(moto, s3.bucket)
+    x = front.exchanges()[-1]
+    assert (x.request.operation, x.status, x.upstream_status, x.rule_id) == ("CompleteMultipartUpload", 0, 200, rid)
+    ev = front.events()[0]
+    assert ev.fired and ev.until_ms >= ev.at_ms and u in ev.detail
+    # the same client goes on over a new connection
+    assert s3.head_object(Bucket=s3.bucket, Key="t/k")["ContentLength"] == 2 * len(PART)
+
+
+def test_delay_and_nth(front, s3, moto):
+    rid = front.add_rule(FaultRule("PutObject", "delay", delay_s=0.6, nth=2, times=2))
+    t0 = time.monotonic()
+    s3.put_object(Bucket=s3.bucket, Key="k1", Body=b"1")
+    first = time.monotonic() - t0
+    t0 = time.monotonic()
+    s3.put_object(Bucket=s3.bucket, Key="k2", Body=PART)  # the 2nd: delayed, whole body spooled
+    second = time.monotonic() - t0
+    assert first < 0.5 <= 0.6 <= second < 5
+    s3.put_object(Bucket=s3.bucket, Key="k3", Body=b"3")  # the 3rd: delayed too (times=2)
+    assert s3.get_object(Bucket=s3.bucket, Key="k2")["Body"].read() == PART
+    ev = front.events()[0]
+    assert ev.fired and ev.params["fired_count"] == 2 and ev.params["matched"] == 3
+    assert ev.until_ms - ev.at_ms >= 1200
+    assert [f["key"] for f in ev.params["firings"]] == ["k2", "k3"]
+    assert front.wait_fired(rid, 0)
+
+
+def test_chunked_bodies_pass_through(front, s3, moto):
+    front.add_rule(FaultRule("PutObject", "delay", key="delayed", delay_s=0.1))
+    for key in ("plain", "delayed"):
+        c = http.client.HTTPConnection("127.0.0.1", front.port, timeout=10)
+        c.putrequest("PUT", f"/{s3.bucket}/{key}")
+        c.putheader("Transfer-Encoding", "chunked")
+        c.endheaders()
+        for piece in (b"hello ", b"world" * 300_000):
+            c.send(b"%x\r\n%b\r\n" % (len(piece), piece))
+        c.send(b"0\r\n\r\n")
+        r = c.getresponse()
+        assert r.status == 200, r.read()
+        r.read()
+        c.close()
+        assert s3.get_object(Bucket=s3.bucket, Key=key)["Body"].read() == b"hello " + b"world" * 300_000
+
+
+def test_upstream_down_is_a_502(tmp_path):
+    with S3FaultFront(f"http://127.0.0.1:{free_port()}") as f:
+        with pytest.raises(botocore.exceptions.ClientError) as ei:
+            client(f).head_bucket(Bucket="nobody-home")
+        assert ei.value.response["ResponseMetadata"]["HTTPStatusCode"] == 502
+        assert f.requests()[-1][2] == 502
+
+
+def test_stop_with_a_hung_request_returns_promptly(moto, tmp_path):
+    f = S3FaultFront(moto.endpoint, tmp_path / "front").start()
+    s3 = client(f)
+    bucket = f"bkt-{next(_buckets)}"
+    moto.create_bucket(bucket)
+    rid = f.add_rule(FaultRule("PutObject", "hang", nth=2))
+    s3.put_object(Bucket=bucket, Key="first", Body=b"1")  # not the 2nd: passes
+    t, out = in_thread(lambda: s3.put_object(Bucket=bucket, Key="second", Body=b"2"))
+    assert f.wait_fired(rid, 10)
+    idle = client(f)  # another client with an idle keep-alive connection
+    idle.head_bucket(Bucket=bucket)
+    port = f.port
+    t0 = time.monotonic()
+    f.stop()  # lets the hung request go on, closes every connection and the port
+    assert time.monotonic() - t0 < 3
     t.join(10)
-    assert not t.is_alive()
+    assert not t.is_alive() and "error" not in out, out
+    assert visible(moto, bucket, "second")
+    assert not port_open(port) and not f.threads()
+    ev = f.events()[0]
+    assert ev.fired and ev.until_ms is not None
+    lines = (tmp_path / "front" / "requests.jsonl").read_text().splitlines()
+    assert [json.loads(ln)["request"]["operation"] for ln in lines] == ["PutObject", "HeadBucket", "PutObject"]
+    assert json.loads((tmp_path / "front" / "events.json").read_text())[0]["fired"] is True
+    f.stop()  # twice is fine
+
+
+def test_rules_are_checked():
+    with pytest.raises(ValueError):
+        FaultRule("PutObject", "explode")
+    with pytest.raises(ValueError):
+        FaultRule("PutObject", "fail", nth=0)
