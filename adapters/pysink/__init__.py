@@ -1,16 +1,25 @@
 """sinkcheck's Python sink: a second, independent implementation of the Confluent S3 sink's
 semantics (it never imports `reference_impl`, which checks it), and the embedded default
-target. `VARIANTS` are faulty versions, each a bug real sinks have had, switched on by name."""
+target.
+
+    adapters.pysink.log      InProcessLog, LogRecord: the in-process source (no JVM)
+    adapters.pysink.sink     SinkSettings, Writer, SinkTask, SinkInstance, InProcessSink, ManualClock
+    adapters.pysink.kafka    KafkaSink: the same task as a member of a real consumer group
+    adapters.pysink.target   PySinkTarget: the Target (modes inprocess | broker)
+
+`VARIANTS` are faulty versions, each a bug real sinks have had, switched on by name (each is a
+`BUG(<name>)` switch in sink.py / kafka.py); None or "correct" is the correct sink.
+"""
 
 VARIANTS: dict[str, str] = {
-    "commit-before-upload": "commits the offset before the upload completes",
+    "commit-before-upload": "commits the offset before the files of the commit set are uploaded",
     "rotate-on-wallclock": "measures rotate.interval.ms on wall-clock time instead of record time",
     "renumber-after-restart": "numbers start offsets in object names from 0 again after a restart",
     "no-partition-change-rotation": "keeps writing the same file when the encoded partition changes",
-    "partial-visible": "makes an object visible before all its records are in it",
+    "partial-visible": "makes an object visible (its first half) before all its records are in it",
     "drop-after-retriable": "drops buffered records after a retriable S3 error and moves the offset on",
-    "unstable-boundaries": "carries its flush counter across a restart, so file boundaries move on replay",
-    "leak-multipart": "leaves multipart uploads open when it gives one up",
-    "zombie-overwrite": "after a pause it flushes its stale file over the newer object of the same key",
-    "last-record-missing": "flushes each file without its last record",
+    "unstable-boundaries": "keeps its flush counter across a restart, so file boundaries move on replay",
+    "leak-multipart": "leaves multipart uploads open when it abandons a file (error or close)",
+    "zombie-overwrite": "an evicted instance, resumed, flushes a stale file over the newer object of the same key",
+    "last-record-missing": "flushes the latest file of a partition without its last record",
 }

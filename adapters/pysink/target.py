@@ -1,6 +1,23 @@
-"""The Python sink as a Target. In-process mode (the embedded default) reads an in-process log
-and needs no JVM; S3 is moto's server (started here unless `s3_endpoint` is given, e.g. the
-fault front)."""
+"""The Python sink as a Target.
+
+    PySinkTarget(run_dir)                                  # in-process log, its own moto
+    PySinkTarget(run_dir, mode="broker")                   # a real KRaft broker (own KafkaStack)
+    PySinkTarget(run_dir, mode="broker", stack=stack)      # a started KafkaStack (its broker, its S3)
+    PySinkTarget(run_dir, variant="commit-before-upload")  # a faulty variant (adapters.pysink.VARIANTS)
+    PySinkTarget(run_dir, s3_endpoint=front.endpoint)      # S3 behind the fault front
+
+In-process only: `clock=ManualClock(t0)` makes put() times deterministic, and
+`threaded=False` leaves the polling to the caller: `step(at_ms)` sets the clock and runs one
+poll (a put() with whatever the log holds, possibly nothing).
+
+Fault kinds: `crash` (the instance dies where it is: nothing closed, nothing committed; a new
+one restarts from the committed offsets), `restart` / `restart-task` / `rebalance` (graceful:
+close, abort open uploads, commit nothing, restart), `pause` (the instance stops polling;
+another takes the partitions: in-process at once via the log's group ownership, over a broker
+once the group evicts it; `takeover_after_s` waits before that), `resume` (paused instances
+go on with what they were doing, then find themselves fenced), `update-config` (config={...},
+then a graceful restart).
+"""
 from __future__ import annotations
 
 import json
@@ -13,216 +30,445 @@ from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetS
                                   S3Object, StatusSample)
 from adapters.pysink import VARIANTS
 from adapters.pysink.log import InProcessLog
-from adapters.pysink.sink import PySink, SinkConfigError, SinkSettings
+from adapters.pysink.sink import (Clock, InProcessSink, ManualClock, SinkConfigError, SinkInstance, SinkSettings,
+                                  wall_clock)
+from adapters.supervisor import now_ms
 from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
 
-FAULTS = ("crash", "restart", "restart-task", "pause", "resume", "rebalance", "update-config")
+FAULTS = ("crash", "restart", "restart-task", "rebalance", "pause", "resume", "update-config")
+ACCESS_KEY, SECRET_KEY, REGION = "sinkcheck", "sinkcheck-secret", "us-east-1"
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def _flat(config: Mapping[str, Any] | str) -> dict[str, str]:
+def flat_config(config: Mapping[str, Any] | str) -> tuple[str, dict[str, str]]:
+    """(name, flat config) from Connect JSON ({name, config}) or a flat map."""
     if isinstance(config, str):
         config = json.loads(config)
-    c = config.get("config", config) if isinstance(config, Mapping) else config
-    return {str(k): str(v) for k, v in c.items()}
+    name = str(config.get("name") or "pysink")
+    if isinstance(config.get("config"), Mapping):
+        return name, {str(k): str(v) for k, v in config["config"].items()}
+    return name, {str(k): str(v) for k, v in config.items() if k != "name"}
 
 
 class PySinkTarget(Target):
     semantics = "pysink"
 
     def __init__(self, run_dir: Path | str, mode: str = "inprocess", variant: str | None = None,
-                 s3_endpoint: str | None = None, sample_interval_s: float = 0.15):
+                 stack: Any = None, s3_endpoint: str | None = None, *, sample_interval_s: float = 0.15,
+                 clock: Clock | None = None, threaded: bool = True, consumer_config: Mapping[str, Any] | None = None,
+                 min_part_size: int = 5 * 1024 * 1024):
         if mode not in ("inprocess", "broker"):
             raise TargetError(f"pysink mode {mode!r}: use 'inprocess' (pysink) or 'broker' (pysink:broker)")
-        self.mode = mode
-        self._broker = None
         if variant not in (None, "correct") and variant not in VARIANTS:
-            raise TargetError(f"unknown pysink variant {variant!r}; known: {', '.join(VARIANTS)}")
+            raise TargetError(f"unknown pysink variant {variant!r}; known: correct, {', '.join(VARIANTS)}")
+        if mode == "broker" and (clock is not None or not threaded):
+            raise TargetError("clock= and threaded=False are for the in-process mode only")
         self.run_dir = Path(run_dir)
+        self.mode, self.stack, self.s3_endpoint = mode, stack, s3_endpoint
         self.variant = None if variant == "correct" else variant
-        self.s3_endpoint = s3_endpoint
         self.sample_interval_s = sample_interval_s
-        self.log: Any = InProcessLog()
-        self.sink: PySink | None = None
-        self.zombies: list[PySink] = []
+        self.clock: Clock = clock or wall_clock
+        self.threaded = threaded
+        self.consumer_config = dict(consumer_config or {})
+        self.min_part_size = min_part_size
         self.obs = Observation()
+        self.sink: SinkInstance | None = None
+        self.instances: list[SinkInstance] = []
+        self.zombies: list[SinkInstance] = []
+        self.scratch: dict = {}  # a sink's local state (only the unstable-boundaries variant uses it)
+        self.journal: list = []
+        self.log: InProcessLog | None = None
+        self.name = "pysink"
+        self.topics: dict[str, int] = {}
+        self._own_stack = None
         self._moto = None
+        self._producer = None
+        self._admin = None
+        self._lock = threading.RLock()
         self._stop = threading.Event()
         self._sampler: threading.Thread | None = None
         self._bodies: dict[tuple[str, str], bytes] = {}
+        self.sampler_errors: list[str] = []
         self._config: dict[str, str] = {}
 
-    # --- lifecycle -----------------------------------------------------------------------
+    @property
+    def group(self) -> str:
+        return f"connect-{self.name}"
+
+    # --- lifecycle -----------------------------------------------------------------------------
     def start(self, connector_config: Mapping[str, Any] | str, topics: Mapping[str, int]) -> None:
         import boto3
         from botocore.config import Config
 
-        self._config = _flat(connector_config)
+        self.name, self._config = flat_config(connector_config)
+        self.settings = self._settings(self._config)
+        self.topics = dict(topics)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         try:
-            self.settings = SinkSettings.from_config(self._config)
-        except SinkConfigError as e:
-            raise TargetError(f"connector config rejected by the Python sink: {e}") from None
-        endpoint = self.s3_endpoint
-        if endpoint is None:
-            from adapters.supervisor import MotoS3Server
+            if self.mode == "broker" and self.stack is None:
+                from adapters.supervisor import KafkaStack
 
-            self._moto = MotoS3Server(self.run_dir / "s3", bucket=self.settings.bucket).start()
-            endpoint = self._moto.endpoint
-        cfg = Config(s3={"addressing_style": "path"}, retries={"total_max_attempts": 1, "mode": "standard"},
-                     read_timeout=120, connect_timeout=10)
-        self.s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="sinkcheck",
-                               aws_secret_access_key="sinkcheck", config=cfg)
-        self._sample_s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                                       aws_access_key_id="sinkcheck", aws_secret_access_key="sinkcheck", config=cfg)
-        try:
-            self.s3.create_bucket(Bucket=self.settings.bucket)
-        except Exception:
-            pass  # already there
-        if self.mode == "broker":
-            from adapters.pysink.kafka_log import KafkaLog
-            from adapters.supervisor import KafkaBroker
+                self._own_stack = KafkaStack(self.run_dir / "kafka", workers=0, with_s3=self.s3_endpoint is None)
+                self._own_stack.broker.extra_props["group.min.session.timeout.ms"] = 1000
+                self.stack = self._own_stack.start()
+            endpoint = self.s3_endpoint
+            if endpoint is None and self.stack is not None and self.stack.s3 is not None:
+                endpoint = self.stack.s3.endpoint
+            if endpoint is None:
+                from adapters.supervisor import MotoS3Server
 
-            self._broker = KafkaBroker(self.run_dir / "kafka").start()
-            name = str(connector_config.get("name", "pysink")) if isinstance(connector_config, Mapping) else "pysink"
-            self.log = KafkaLog(self._broker.bootstrap, f"connect-{name}")
-        self.log.create(dict(topics))
-        self.sink = PySink(self.log, self.s3, self.settings, variant=self.variant).start()
+                self._moto = MotoS3Server(self.run_dir / "s3", bucket=self.settings.bucket).start()
+                endpoint = self._moto.endpoint
+            self.endpoint = endpoint
+            kw = dict(endpoint_url=endpoint, region_name=REGION, aws_access_key_id=ACCESS_KEY,
+                      aws_secret_access_key=SECRET_KEY)
+            # the sink sees every S3 error (no SDK retries): it classifies them itself (R7.4)
+            self.s3 = boto3.client("s3", **kw, config=Config(s3={"addressing_style": "path"}, read_timeout=120,
+                                                             connect_timeout=10,
+                                                             retries={"total_max_attempts": 1, "mode": "standard"}))
+            self._sample_s3 = boto3.client("s3", **kw, config=Config(s3={"addressing_style": "path"}, read_timeout=30,
+                                                                     connect_timeout=5, retries={"max_attempts": 3}))
+            try:
+                self._sample_s3.create_bucket(Bucket=self.settings.bucket)
+            except Exception:
+                pass  # already there
+            if self.mode == "broker":
+                self.obs.log_paths.update(self.stack.log_paths())
+                self._create_topics(self.topics)
+            else:
+                self.log = InProcessLog()
+                self.log.create(self.topics)
+            self._new_instance()
+        except BaseException:
+            self.stop()
+            raise
         self._sampler = threading.Thread(target=self._sample_loop, name="pysink-sampler", daemon=True)
         self._sampler.start()
 
+    def _settings(self, cfg: dict[str, str]) -> SinkSettings:
+        try:
+            return SinkSettings.from_config(cfg, min_part_size=self.min_part_size)
+        except SinkConfigError as e:
+            raise TargetError(f"connector config rejected by the Python sink: {e}") from None
+
+    def _new_instance(self) -> SinkInstance:
+        kw = dict(variant=self.variant, scratch=self.scratch, journal=self.journal, name=self.name)
+        if self.mode == "broker":
+            from adapters.pysink.kafka import KafkaSink, consumer_timeouts
+
+            cc = {**consumer_timeouts(self._own_stack is not None), **self.consumer_config}
+            inst: SinkInstance = KafkaSink(self.stack.bootstrap, self.s3, self.settings, group=self.group,
+                                           topics=sorted(self.topics), consumer_config=cc,
+                                           name=f"{self.name}-{len(self.instances) + 1}",
+                                           **{k: v for k, v in kw.items() if k != "name"})
+        else:
+            assert self.log is not None
+            inst = InProcessSink(self.log, self.s3, self.settings, group=self.group, clock=self.clock, **kw)
+        self.instances.append(inst)
+        self.sink = inst
+        if self.threaded:
+            inst.start()
+        return inst
+
     def stop(self) -> None:
         self._stop.set()
-        for s in [self.sink, *self.zombies]:
-            if s is not None:
-                s.kill()
-        for s in [self.sink, *self.zombies]:
-            if s is not None and s.thread.is_alive():
-                s.thread.join(timeout=5)
+        for s in self.instances:
+            s.kill()
+        for s in self.instances:
+            if s.thread is not None and s.thread.is_alive():
+                s.thread.join(timeout=10)
         if self._sampler is not None:
-            self._sampler.join(timeout=5)
+            self._sampler.join(timeout=10)
             self._sampler = None
+        if self._producer is not None:
+            self._producer.flush(5)
+            self._producer = None
+        self._admin = None
         if self._moto is not None:
             self._moto.stop()
             self._moto = None
-        if self._broker is not None:
-            try:
-                self.log.close()
-            except Exception:
-                pass
-            self._broker.stop()
-            self._broker = None
+        if self._own_stack is not None:
+            self._own_stack.stop()
+            self._own_stack = None
+            self.stack = None
 
     def info(self) -> TargetInfo:
-        return TargetInfo(name="pysink" + (f":{self.variant}" if self.variant else ""),
-                          connector_class="sinkcheck Python sink", connector_version="0.1.0",
-                          kafka_version="Apache Kafka 4.1.1 (KRaft, Maven jars)" if self.mode == "broker" else "in-process log",
-                          s3_server="moto")
+        return TargetInfo(name="pysink" + (":broker" if self.mode == "broker" else "")
+                          + (f":{self.variant}" if self.variant else ""),
+                          connector_class="sinkcheck Python sink", connector_version="0.2.0",
+                          kafka_version="Apache Kafka 4.1.1 (KRaft, Maven jars)" if self.mode == "broker"
+                          else "in-process log", s3_server="moto",
+                          extra={"variant": self.variant or "correct",
+                                 **({"variant.description": VARIANTS[self.variant]} if self.variant else {})})
 
-    # --- produce -------------------------------------------------------------------------
+    # --- Kafka helpers (broker mode) ---------------------------------------------------------
+    def _admin_client(self):
+        if self._admin is None:
+            from confluent_kafka.admin import AdminClient
+
+            self._admin = AdminClient({"bootstrap.servers": self.stack.bootstrap, "log_level": 3})
+        return self._admin
+
+    def _create_topics(self, topics: Mapping[str, int]) -> None:
+        from confluent_kafka.admin import NewTopic
+
+        futs = self._admin_client().create_topics(
+            [NewTopic(t, num_partitions=n, replication_factor=1) for t, n in topics.items()], operation_timeout=30)
+        for t, f in futs.items():
+            try:
+                f.result(timeout=40)
+            except Exception as e:  # noqa: BLE001
+                if "TOPIC_ALREADY_EXISTS" not in str(e):
+                    raise TargetError(f"could not create topic {t!r}: {e}") from None
+
+    def committed(self) -> dict[tuple[str, int], int]:
+        if self.mode != "broker":
+            assert self.log is not None
+            return self.log.committed(self.group)
+        from confluent_kafka import ConsumerGroupTopicPartitions
+
+        out = {}
+        for _, f in self._admin_client().list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(self.group)], request_timeout=10).items():
+            for tp in f.result(timeout=15).topic_partitions or []:
+                if tp.offset >= 0 and tp.topic in self.topics:
+                    out[(tp.topic, tp.partition)] = tp.offset
+        return out
+
+    def log_ends(self) -> dict[tuple[str, int], int]:
+        if self.mode != "broker":
+            assert self.log is not None
+            return self.log.ends()
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        req = {TopicPartition(t, p): OffsetSpec.latest() for t, n in self.topics.items() for p in range(n)}
+        return {(tp.topic, tp.partition): f.result(timeout=15).offset
+                for tp, f in self._admin_client().list_offsets(req, request_timeout=10).items()}
+
+    # --- produce -----------------------------------------------------------------------------
     def produce(self, records: Sequence[RecordToProduce]) -> list[int]:
-        offsets = []
-        for r in records:
-            off = self.log.append(r.topic, r.partition, r.timestamp, r.key, r.value, r.headers)
-            offsets.append(off)
-            self.obs.produced.append(ProducedRecord(r.topic, r.partition, off, r.timestamp, r.key, r.value,
-                                                    r.headers, _now_ms()))
+        if self.mode == "broker":
+            offsets = self._produce_kafka(records)
+        else:
+            assert self.log is not None
+            offsets = [self.log.append(r.topic, r.partition, r.timestamp, r.key, r.value, tuple(r.headers))
+                       for r in records]
+        at = now_ms()
+        with self._lock:
+            for r, off in zip(records, offsets):
+                self.obs.produced.append(ProducedRecord(r.topic, r.partition, off, r.timestamp, r.key, r.value,
+                                                        tuple(r.headers), at))
         return offsets
 
-    # --- faults --------------------------------------------------------------------------
-    def _new_instance(self) -> None:
-        self.sink = PySink(self.log, self.s3, self.settings, variant=self.variant).start()
+    def _produce_kafka(self, records: Sequence[RecordToProduce]) -> list[int]:
+        from confluent_kafka import Producer
 
+        if self._producer is None:
+            self._producer = Producer({"bootstrap.servers": self.stack.bootstrap, "enable.idempotence": True,
+                                       "acks": "all", "linger.ms": 5, "message.timeout.ms": 60000,
+                                       "log_level": 3})
+        p = self._producer
+        results: dict[int, tuple[int | None, str | None]] = {}
+
+        def cb(i: int):
+            def done(err, msg) -> None:  # noqa: ANN001
+                results[i] = (None, str(err)) if err else (msg.offset(), None)
+            return done
+
+        for i, r in enumerate(records):
+            kw = {"timestamp": r.timestamp} if r.timestamp is not None else {}
+            while True:
+                try:
+                    p.produce(r.topic, value=r.value, key=r.key, partition=r.partition,
+                              headers=list(r.headers) or None, on_delivery=cb(i), **kw)
+                    break
+                except BufferError:
+                    p.poll(0.1)
+            p.poll(0)
+        if p.flush(60):
+            raise TargetError("records not delivered within 60 s")
+        bad = [(i, e) for i, (_, e) in sorted(results.items()) if e]
+        if bad or len(results) != len(records):
+            raise TargetError(f"produce failed: {bad[:3] or 'missing delivery reports'}")
+        return [results[i][0] for i in range(len(records))]  # type: ignore[misc]
+
+    # --- faults ------------------------------------------------------------------------------
     def apply_fault(self, fault: Fault) -> None:
-        at = _now_ms()
-        kind = fault.kind
+        kind, params = fault.kind, dict(fault.params)
         if kind not in FAULTS:
             raise TargetError(f"fault {kind!r} is not supported by the Python sink; supported: {', '.join(FAULTS)}")
         assert self.sink is not None
-        if kind in ("crash", "restart", "restart-task", "rebalance"):
-            self.sink.kill()
+        at = now_ms()
+        old = self.sink
+        if kind == "crash":
+            old.kill()  # where it is: nothing closed, nothing committed
             self._new_instance()
+            detail = f"{old.name} killed; {self.sink.name} restarts from the committed offsets"
+        elif kind in ("restart", "restart-task", "rebalance"):
+            old.stop()
+            self._new_instance()
+            detail = f"{old.name} closed (open uploads aborted, nothing committed); {self.sink.name} started"
+        elif kind == "update-config":
+            self._config.update({str(k): str(v) for k, v in dict(params.get("config", {})).items()})
+            self.settings = self._settings(self._config)
+            old.stop()
+            self._new_instance()
+            detail = f"config updated ({sorted(params.get('config', {}))}); {self.sink.name} started"
         elif kind == "pause":
-            self.sink.pause()
-            self.zombies.append(self.sink)
-            time.sleep(float(fault.params.get("takeover_after_s", 0.2)))
-            self._new_instance()  # the group moves on: another member takes the partitions
-        elif kind == "resume":
+            old.pause()
+            self.zombies.append(old)
+            time.sleep(float(params.get("takeover_after_s", 0.2 if self.mode == "inprocess" else 0)))
+            new = self._new_instance()
+            detail = f"{old.name} paused; {new.name} takes the partitions"
+            if self.mode == "broker" and params.get("wait_takeover", True):
+                limit = float(params.get("takeover_timeout_s", 30))
+                deadline = time.monotonic() + limit
+                while time.monotonic() < deadline and len(new.positions) < sum(self.topics.values()):
+                    time.sleep(0.1)
+                detail += f" (assigned {len(new.positions)} partition(s) after {time.monotonic() - deadline + limit:.1f}s)"
+        else:  # resume
             for z in self.zombies:
                 z.resume()
-        elif kind == "update-config":
-            self._config.update({str(k): str(v) for k, v in dict(fault.params.get("config", {})).items()})
-            self.settings = SinkSettings.from_config(self._config)
-            self.sink.kill()
-            self._new_instance()
-        self.obs.faults.append(FaultEvent(kind, dict(fault.params), True, at, _now_ms(), f"pysink {kind}"))
+            detail = f"resumed {[z.name for z in self.zombies]}"
+            self.zombies = []
+        with self._lock:
+            self.obs.faults.append(FaultEvent(kind, params, True, at, now_ms(), f"pysink: {detail}"))
 
-    # --- observing -----------------------------------------------------------------------
-    def _sample(self) -> None:
-        # offsets first, listing after: whatever was committed must already be in the listing
-        committed = {f"{t}-{p}": o for (t, p), o in self.log.committed().items()}
-        self.obs.offset_samples.append(OffsetSample(_now_ms(), committed, self.log.owner()))
-        b = self.settings.bucket
+    # --- in-process stepping -------------------------------------------------------------------
+    def step(self, at_ms: int | None = None) -> None:
+        """threaded=False: set the ManualClock (if given) and run one poll of the current instance."""
+        if self.threaded:
+            raise TargetError("step() is for threaded=False targets")
+        if at_ms is not None:
+            if not isinstance(self.clock, ManualClock):
+                raise TargetError("step(at_ms) needs clock=ManualClock(...)")
+            self.clock.set(at_ms)
+        assert self.sink is not None
+        try:
+            self.sink.poll_once()
+        except Exception as e:
+            if self.sink.error is None:
+                self.sink.error = f"{type(e).__name__}: {e}"
+            raise
+
+    # --- observing ---------------------------------------------------------------------------
+    def sample_bucket(self) -> BucketSample:
+        c, b = self._sample_s3, self.settings.bucket
         objs = []
-        token = None
-        while True:
-            kw = {"Bucket": b, **({"ContinuationToken": token} if token else {})}
-            page = self._sample_s3.list_objects_v2(**kw)
+        for page in c.get_paginator("list_objects_v2").paginate(Bucket=b):
             for o in page.get("Contents", []):
                 k = (o["Key"], o["ETag"])
                 if k not in self._bodies:
                     try:
-                        self._bodies[k] = self._sample_s3.get_object(Bucket=b, Key=o["Key"])["Body"].read()
+                        self._bodies[k] = c.get_object(Bucket=b, Key=o["Key"])["Body"].read()
                     except Exception:
                         continue  # replaced meanwhile; the next sample sees the new one
                 objs.append(S3Object(o["Key"], o["Size"], o["ETag"], self._bodies[k],
                                      int(o["LastModified"].timestamp() * 1000)))
-            if not page.get("IsTruncated"):
+        uploads, kw = [], {}
+        while True:
+            r = c.list_multipart_uploads(Bucket=b, **kw)
+            uploads += [(u["Key"], u["UploadId"]) for u in r.get("Uploads", [])]
+            if not r.get("IsTruncated"):
                 break
-            token = page["NextContinuationToken"]
-        ups = self._sample_s3.list_multipart_uploads(Bucket=b).get("Uploads", [])
-        self.obs.bucket_samples.append(BucketSample(_now_ms(), tuple(objs), tuple((u["Key"], u["UploadId"]) for u in ups)))
+            kw = {"KeyMarker": r["NextKeyMarker"], "UploadIdMarker": r["NextUploadIdMarker"]}
+        return BucketSample(now_ms(), tuple(sorted(objs, key=lambda o: o.key)), tuple(uploads))
+
+    def _sample(self) -> None:
+        # offsets first, listing after: whatever was committed must already be in the listing
+        committed = {f"{t}-{p}": o for (t, p), o in self.committed().items()}
+        gen = self.log.owner(self.group) if self.log is not None else None
+        off = OffsetSample(now_ms(), committed, gen)
+        bucket = self.sample_bucket()
+        with self._lock:
+            self.obs.offset_samples.append(off)
+            self.obs.bucket_samples.append(bucket)
 
     def _sample_loop(self) -> None:
         while not self._stop.wait(self.sample_interval_s):
             try:
                 self._sample()
-            except Exception:
-                pass  # S3 briefly unreachable (a fault): the next sample will tell
+            except Exception as e:  # S3 or the broker briefly unreachable: the next sample tells
+                if len(self.sampler_errors) < 100:
+                    self.sampler_errors.append(f"{type(e).__name__}: {e}")
 
-    def wait_until_quiet(self, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
-            s = self.sink
-            assert s is not None
-            if s.error:
-                self.obs.quiet, self.obs.still_moving = True, ""
-                return True
-            at_end = all(s.positions.get(tp, 0) >= self.log.end(tp) for tp in self.log.partitions())
-            pending = any(w.to_commit is not None for w in list(s.writers.values()))
-            state = (self.log.committed(), at_end, s.busy, pending)
-            stable_s = 2.0 if self.mode == "broker" else 1.0
-            if state != last:
-                last, since = state, time.monotonic()
-            elif at_end and not s.busy and not pending and time.monotonic() - since >= stable_s:
-                self.obs.quiet, self.obs.still_moving = True, ""
-                return True
-            time.sleep(0.05)
+    def _moving(self) -> tuple[bool, str, Any]:
+        """(settled?, what is still moving, state to compare over time)."""
         s = self.sink
-        behind = {f"{t}-{p}": self.log.end((t, p)) - s.positions.get((t, p), 0) for t, p in self.log.partitions()} if s else {}
-        self.obs.quiet = False
-        self.obs.still_moving = f"after {timeout_s:.0f}s the sink was still moving: records behind per partition {behind}, busy={s.busy if s else None}"
-        return False
+        assert s is not None
+        if s.error:
+            return True, "", ("failed", s.error)
+        ends = self.log_ends()
+        behind = {f"{t}-{p}": e - s.positions[(t, p)] if (t, p) in s.positions else "unassigned"
+                  for (t, p), e in ends.items() if (t, p) not in s.positions or s.positions[(t, p)] < e}
+        awake = [z.name for z in self.instances if z is not s and z.thread is not None and z.thread.is_alive()
+                 and z.running.is_set() and not z.killed.is_set()]
+        pending = s.pending()
+        committed = self.committed()
+        parts = []
+        if behind:
+            parts.append(f"records behind per partition {behind}")
+        if pending:
+            parts.append("a put or a commit is pending")
+        if awake:
+            parts.append(f"resumed instances still running: {awake}")
+        return not (behind or pending or awake), "; ".join(parts), (sorted(committed.items()), len(self.journal))
+
+    def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
+        """Quiet: the sink has read to the log end, nothing is pending, no resumed zombie is
+        still running, and the committed offsets (and the sink's journal) have not moved for
+        `stable_s` (0.6 s in-process, 2 s over a broker). Records that cannot be committed
+        yet (the open tail) do not count."""
+        stable_s = stable_s if stable_s is not None else (2.0 if self.mode == "broker" else 0.6)
+        deadline = time.monotonic() + timeout_s
+        last, since, moving = None, time.monotonic(), "nothing sampled yet"
+        steps = 0
+        while True:
+            if not self.threaded and steps < 10_000 and self.sink is not None and not self.sink.error:
+                try:
+                    self.sink.poll_once()
+                except Exception as e:
+                    self.sink.error = f"{type(e).__name__}: {e}"
+                steps += 1
+            try:
+                settled, moving, state = self._moving()
+            except Exception as e:  # noqa: BLE001
+                settled, moving, state = False, f"could not sample: {e}", None
+            now = time.monotonic()
+            if state != last:
+                last, since = state, now
+            if settled and (now - since >= stable_s or not self.threaded):
+                with self._lock:
+                    self.obs.quiet, self.obs.still_moving = True, ""
+                return True
+            if now >= deadline:
+                with self._lock:
+                    self.obs.quiet = False
+                    self.obs.still_moving = (f"after {timeout_s:.0f}s the Python sink was still moving: "
+                                             f"{moving or f'committed offsets changed {now - since:.1f}s ago'}")
+                return False
+            time.sleep(0.05 if self.threaded else 0)
 
     def observe(self) -> Observation:
         try:
             self._sample()
-        except Exception as e:
-            self.obs.still_moving += f" (final sample failed: {e})"
+        except Exception as e:  # noqa: BLE001
+            with self._lock:
+                self.obs.still_moving += f" (final sample failed: {e})"
         s = self.sink
         state = "FAILED" if s is not None and s.error else "RUNNING"
-        self.obs.statuses.append(StatusSample(_now_ms(), state, (state,), s.error if s else None))
-        return self.obs
+        tasks = tuple("FAILED" if i.error else "RUNNING" if not i.exited else "UNASSIGNED" for i in self.instances[-1:])
+        path = self.run_dir / "pysink-journal.jsonl"
+        try:
+            with open(path, "w") as f:
+                for ev in list(self.journal):
+                    f.write(json.dumps(ev, default=str) + "\n")
+        except (OSError, TypeError, ValueError):
+            pass
+        with self._lock:
+            self.obs.statuses.append(StatusSample(now_ms(), state, tasks, s.error if s else None))
+            self.obs.log_paths["pysink-journal"] = str(path)
+            obs = Observation(list(self.obs.produced), list(self.obs.bucket_samples), list(self.obs.offset_samples),
+                              list(self.obs.faults), list(self.obs.statuses), self.obs.quiet, self.obs.still_moving,
+                              dict(self.obs.log_paths))
+        return obs
