@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any, Iterator, Sequence
 
 from reference_impl.config import SinkConfig
@@ -76,6 +77,9 @@ def spark_session(master: str | None = None, app: str = "sinkcheck-model"):
     from pyspark.sql import SparkSession
 
     master = master or os.environ.get("SINKCHECK_SPARK_MASTER") or "local[*]"
+    # Python workers must run the driver's interpreter: `python3` on PATH may lack pandas and
+    # pyarrow (a venv's packages are not the system's). A user's own PYSPARK_PYTHON wins.
+    python = os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.appName(app)
         .master(master)
@@ -85,6 +89,8 @@ def spark_session(master: str | None = None, app: str = "sinkcheck-model"):
         .config("spark.sql.shuffle.partitions", str(max(4, 2 * (os.cpu_count() or 2))))
         .config("spark.python.worker.reuse", "true")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+        .config("spark.pyspark.python", python)
+        .config("spark.pyspark.driver.python", sys.executable)
     )
     if master.startswith("local"):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
