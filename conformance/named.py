@@ -67,7 +67,9 @@ def multipart_completes() -> Scenario:
     """Story 1: 90 records of 1 MB per file, 25 MB parts: the upload completes and the
     committed offset moves from 180 to 270."""
     return Scenario("multipart-completes", _multipart_cfg(), {"events": 1}, _big(270),
-                    notes="public write-up: each file is a multipart upload of 4 parts")
+                    faults=[FaultStep(180, "quiet")],
+                    notes="public write-up: each file is a multipart upload of 4 parts; the stream "
+                          "pauses at 180 so the commit at 180 is seen before the third file")
 
 
 def multipart_crash_in_part_four() -> Scenario:

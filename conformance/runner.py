@@ -105,6 +105,9 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             elif step.kind == "release":
                 if front is not None:
                     front.release()
+            elif step.kind == "quiet":
+                # a checkpoint in the stream: the sink catches up before more is produced
+                tgt.wait_until_quiet(float(step.params.get("seconds", quiet_timeout_s)))
             elif step.kind == "wait":
                 time.sleep(float(step.params.get("seconds", 1.0)))  # the sink keeps polling: empty puts
             elif step.kind == "wait-fired":
