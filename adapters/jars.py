@@ -47,6 +47,10 @@ JAR_SETS: dict[str, JarSet] = {
                "io.aiven:s3-connector-for-apache-kafka:2.15.0", True),
         JarSet("camel", "Apache Camel aws-s3-sink connector",
                "org.apache.camel.kafkaconnector:camel-aws-s3-sink-kafka-connector:4.14.0", True),
+        JarSet("spark-s3a", "Spark's S3A filesystem (hadoop-aws + AWS SDK v2 bundle, ~660 MB)",
+               "org.apache.hadoop:hadoop-aws:3.5.0", False),
+        JarSet("spark-kafka", "Spark's Kafka source for Structured Streaming",
+               "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0", False),
     )
 }
 DEFAULT_SETS = ("kafka", "filesink")
@@ -158,6 +162,11 @@ def _maven_reason(log: Path) -> str:
 def classpath(set_name: str) -> str:
     """A `-cp` value for the jars of `set_name` (fetched on first use)."""
     return str(ensure(set_name) / "*")
+
+
+def jar_files(set_name: str) -> list[str]:
+    """The jar files of `set_name` as paths (fetched on first use), e.g. for `spark.jars`."""
+    return sorted(str(p) for p in ensure(set_name).glob("*.jar"))
 
 
 def main(argv: list[str] | None = None) -> int:
