@@ -332,40 +332,11 @@ class KafkaConnectTarget(Target):
         return self._admin
 
     def produce(self, records: Sequence[RecordToProduce]) -> list[int]:
-        from confluent_kafka import Producer
+        from adapters.produce import new_producer, produce_records
 
         if self._producer is None:
-            self._producer = Producer({"bootstrap.servers": self.stack.bootstrap,
-                                       "enable.idempotence": True, "acks": "all",
-                                       "linger.ms": 5, "message.timeout.ms": 60000})
-        p = self._producer
-        results: list[tuple[int, int | None, str | None]] = []
-
-        def cb(idx):
-            def on_delivery(err, msg):
-                results.append((idx, None if err else msg.offset(), str(err) if err else None))
-            return on_delivery
-
-        for i, r in enumerate(records):
-            while True:
-                try:
-                    p.produce(r.topic, value=r.value, key=r.key, partition=r.partition,
-                              timestamp=r.timestamp or 0,
-                              headers=list(r.headers) if r.headers else None,
-                              on_delivery=cb(i))
-                    break
-                except BufferError:
-                    p.poll(0.1)
-            p.poll(0)
-        remaining = p.flush(60)
-        if remaining:
-            raise TargetError(f"{remaining} record(s) not delivered within 60s")
-        errors = [(i, e) for i, _, e in results if e]
-        if errors:
-            raise TargetError(f"{len(errors)} record(s) failed delivery, first: record "
-                              f"#{errors[0][0]}: {errors[0][1]}")
-        offsets = {i: o for i, o, _ in results}
-        out = [offsets[i] for i in range(len(records))]
+            self._producer = new_producer(self.stack.bootstrap)
+        out = produce_records(self._producer, records)
         at = now_ms()
         with self._lock:
             for r, off in zip(records, out):

@@ -336,6 +336,9 @@ class KafkaBroker:
             "transaction.state.log.num.partitions": 1,
             "group.initial.rebalance.delay.ms": 0,
             "auto.create.topics.enable": "false",
+            # the multipart stories produce 1 MiB records (adapters.produce.MAX_MESSAGE_BYTES)
+            "message.max.bytes": 10 * 1024 * 1024,
+            "replica.fetch.max.bytes": 10 * 1024 * 1024,
         }
         props.update(self.extra_props)
         return props

@@ -261,36 +261,11 @@ class PySinkTarget(Target):
         return offsets
 
     def _produce_kafka(self, records: Sequence[RecordToProduce]) -> list[int]:
-        from confluent_kafka import Producer
+        from adapters.produce import new_producer, produce_records
 
         if self._producer is None:
-            self._producer = Producer({"bootstrap.servers": self.stack.bootstrap, "enable.idempotence": True,
-                                       "acks": "all", "linger.ms": 5, "message.timeout.ms": 60000,
-                                       "log_level": 3})
-        p = self._producer
-        results: dict[int, tuple[int | None, str | None]] = {}
-
-        def cb(i: int):
-            def done(err, msg) -> None:  # noqa: ANN001
-                results[i] = (None, str(err)) if err else (msg.offset(), None)
-            return done
-
-        for i, r in enumerate(records):
-            kw = {"timestamp": r.timestamp} if r.timestamp is not None else {}
-            while True:
-                try:
-                    p.produce(r.topic, value=r.value, key=r.key, partition=r.partition,
-                              headers=list(r.headers) or None, on_delivery=cb(i), **kw)
-                    break
-                except BufferError:
-                    p.poll(0.1)
-            p.poll(0)
-        if p.flush(60):
-            raise TargetError("records not delivered within 60 s")
-        bad = [(i, e) for i, (_, e) in sorted(results.items()) if e]
-        if bad or len(results) != len(records):
-            raise TargetError(f"produce failed: {bad[:3] or 'missing delivery reports'}")
-        return [results[i][0] for i in range(len(records))]  # type: ignore[misc]
+            self._producer = new_producer(self.stack.bootstrap)
+        return produce_records(self._producer, records)
 
     # --- faults ------------------------------------------------------------------------------
     def apply_fault(self, fault: Fault) -> None:
