@@ -32,11 +32,16 @@ class S3Object:
 
 @dataclass(frozen=True)
 class BucketSample:
-    """A listing of the bucket (with bodies where read) taken at `at_ms`."""
+    """A listing of the bucket (with bodies where read) taken at `at_ms`.
+
+    `committed_keys`: for a sink that keeps its own commit log next to the data (Spark's
+    `_spark_metadata`), the data files that log lists at this moment, as a reader following the
+    log sees them; None for sinks without one (a raw listing is all there is)."""
 
     at_ms: int
     objects: tuple[S3Object, ...]
     open_uploads: tuple[tuple[str, str], ...] = ()  # (key, upload id)
+    committed_keys: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,9 @@ class FaultEvent:
     at_ms: int | None = None
     until_ms: int | None = None
     detail: str = ""
+    # for faults after which the sink starts over (a restart, a config update): the committed
+    # offsets ("topic-partition" -> offset) it restarted from, when the target knows them
+    restart_from: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
