@@ -37,6 +37,9 @@ class RunData:
     cfg: SinkConfig | None
     expectation: Expectation | None
     records: list[SinkRecord] = field(default_factory=list)  # as produced, with offsets
+    # the configs the sink ran under with the committed offsets each restarted from (a config
+    # update starts a phase); empty: `cfg` throughout
+    phases: list[tuple[SinkConfig, dict[str, int]]] = field(default_factory=list)
     _decoded: dict[tuple[str, str], list[int] | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -95,6 +98,14 @@ class RunData:
             if r.value is not None and (r.topic, r.partition, r.offset) not in skipped and record_seq(_raw_value(r)) is not None:
                 out[r.tp].add(r.offset)
         return out
+
+    def config_at(self, tp: TP, offset: int) -> SinkConfig | None:
+        """The config in force when the sink wrote `offset` of `tp` (the phase it restarted in)."""
+        cfg = self.cfg
+        for phase_cfg, starts in self.phases:
+            if offset >= starts.get(_tp_name(tp), 0):
+                cfg = phase_cfg
+        return cfg
 
     def faults_not_fired(self) -> list[str]:
         return [f"{f.kind} {f.params}" for f in self.observation.faults if not f.fired]
@@ -363,10 +374,11 @@ def naming(d: RunData) -> Verdict:
 def rotation(d: RunData) -> Verdict:
     if d.cfg is None:
         return Verdict("rotation", UNKNOWN, False, message="no rotation rules to check against")
-    flush = max(d.cfg.flush_size, 1)
     w = []
     for obj in d.value_objects(d.observation.final_bucket):
         offs = d.offsets_of(obj) or []
+        cfg = d.config_at(*offs[0]) if offs else d.cfg
+        flush = max(cfg.flush_size if cfg is not None else 1, 1)
         if len(offs) > flush:
             w.append(Witness("oversized-object", keys=(obj.key,), expected=f"<= {flush} records", observed=len(offs),
                              explanation="flush.size caps the records of a commit set (R2.4)"))
@@ -375,12 +387,17 @@ def rotation(d: RunData) -> Verdict:
     return _verdict("rotation", w, "objects within flush.size, in offset order", f"{len(w)} objects break rotation rules")
 
 
+# faults after which a new task instance starts over from the committed offsets; each may cut
+# one more file per topic-partition than the model (its first file starts at the restart point)
+RESTARTS = ("crash", "restart-task", "rebalance", "pause", "update-config")
+
+
 @check("file-count", "P-FILE-COUNT")
 def file_count(d: RunData) -> Verdict:
     exp = d.expectation
     if exp is None or exp.constraints is not None:
         return Verdict("file-count", UNKNOWN, False, message="no exact model to bound the object count")
-    restarts = sum(1 for f in d.scenario.faults if f.kind in ("crash", "restart-task", "rebalance", "pause"))
+    restarts = sum(1 for f in d.scenario.faults if f.kind in RESTARTS)
     want: Counter[TP] = Counter((o.topic, o.partition) for o in exp.objects if o.value_object)
     have: Counter[TP] = Counter()
     for obj in d.value_objects(d.observation.final_bucket):

@@ -64,7 +64,9 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
         exactly = False
         reasons.append("a config change mid-stream moves file boundaries (C3)")
     several_open = part == "FieldPartitioner" or config.get("rotate.file.on.partition.change", "true") == "false"
-    retriable = any(f.kind == "s3" and f.params.get("action") in ("fail", "error-200") for f in faults)
+    # a dropped Complete response is an error to the sink too (a broken connection), so it retries
+    retriable = any(f.kind == "s3" and f.params.get("action") in ("fail", "error-200", "drop-response")
+                    for f in faults)
     if several_open and retriable:
         exactly = False
         reasons.append("several open files plus a retriable S3 error re-write committed records (C1)")

@@ -18,7 +18,7 @@ from conformance.verdicts import Verdict, overall
 from reference_impl.config import ConfigError, SinkConfig, parse_config
 from reference_impl.connect_data import SinkRecord
 from reference_impl.expectation import Expectation
-from reference_impl.model import expect
+from reference_impl.model import expect, expect_phases
 
 
 @dataclass
@@ -62,6 +62,34 @@ def model_config(scenario: Scenario, kind: str) -> SinkConfig | None:
         raise
 
 
+def config_phases(scenario: Scenario, kind: str, cfg: SinkConfig,
+                  observation: Observation) -> list[tuple[SinkConfig, dict[str, int]]]:
+    """The configs the sink ran under, each with the committed offsets it restarted from: one
+    phase, plus one per config update whose restart point the target reported."""
+    phases = [(cfg, {})]
+    connector = dict(scenario.connector)
+    updates = [f for f in observation.faults if f.kind == "update-config" and f.fired]
+    for ev in updates:
+        connector.update({str(k): str(v) for k, v in dict(ev.params.get("config", {})).items()})
+        if ev.restart_from is None:
+            continue  # the target cannot tell where it restarted: the first config's model stands
+        new = model_config(replace(scenario, connector=connector), kind)
+        if new is not None:
+            phases.append((new, dict(ev.restart_from)))
+    return phases
+
+
+def _rule_id(ref: Any, rule_ids: list[str], rule_names: list[str]) -> str | None:
+    """The fault front's id of an armed S3 rule, referred to by its `name` or its index among
+    the scenario's s3 steps; None when no such rule was armed (yet)."""
+    if ref is None:
+        return None
+    if isinstance(ref, str) and not ref.isdigit():
+        return rule_ids[rule_names.index(ref)] if ref in rule_names else None
+    n = int(ref)
+    return rule_ids[n] if 0 <= n < len(rule_ids) else None
+
+
 def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_timeout_s: float = 60,
                  target: Target | None = None, plugin_path: list[str] | None = None) -> RunResult:
     """Run the scenario whole, then check the recorded observation."""
@@ -83,7 +111,8 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     claim = claim_for(kind, scenario.connector, scenario.faults)
     cfg = model_config(scenario, kind)
     produced_offsets: list[int] = []
-    rule_ids: list[str] = []  # the scenario's s3 rules in order
+    rule_ids: list[str] = []  # the scenario's s3 rules in order, and their names
+    rule_names: list[str] = []
     try:
         tgt.start({"name": f"sinkcheck-{abs(hash(scenario.name)) % 10**6}", "config": dict(scenario.connector)},
                   scenario.topics)
@@ -102,18 +131,21 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
                 from adapters.s3front import FaultRule
 
                 rule_ids.append(front.add_rule(FaultRule(**step.params)))
+                rule_names.append(str(step.params.get("name", "")))
             elif step.kind == "release":
                 if front is not None:
-                    front.release()
+                    rid = _rule_id(step.params.get("rule"), rule_ids, rule_names)
+                    if rid is not None or "rule" not in step.params:
+                        front.release(rid)
             elif step.kind == "quiet":
                 # a checkpoint in the stream: the sink catches up before more is produced
                 tgt.wait_until_quiet(float(step.params.get("seconds", quiet_timeout_s)))
             elif step.kind == "wait":
                 time.sleep(float(step.params.get("seconds", 1.0)))  # the sink keeps polling: empty puts
             elif step.kind == "wait-fired":
-                n = int(step.params.get("rule", 0))
-                if front is not None and n < len(rule_ids):
-                    front.wait_fired(rule_ids[n], float(step.params.get("seconds", 30)))
+                rid = _rule_id(step.params.get("rule", 0), rule_ids, rule_names)
+                if front is not None and rid is not None:
+                    front.wait_fired(rid, float(step.params.get("seconds", 30)))
             else:
                 tgt.apply_fault(Fault(step.kind, step.params))
         tgt.wait_until_quiet(quiet_timeout_s)
@@ -136,8 +168,11 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     records = [
         SinkRecord.from_json({**r, "offset": off}) for r, off in zip(scenario.records, produced_offsets)
     ]
-    expectation = expect(cfg, records) if cfg is not None else None
-    data = RunData(scenario, target_spec, observation, claim, cfg, expectation, records)
+    expectation, phases = None, []
+    if cfg is not None:
+        phases = config_phases(scenario, kind, cfg, observation)
+        expectation = expect_phases(phases, records) if len(phases) > 1 else expect(cfg, records)
+    data = RunData(scenario, target_spec, observation, claim, cfg, expectation, records, phases=phases)
     verdicts = run_checks(data)
     return RunResult(scenario, target_spec, claim, observation, expectation, verdicts,
                      time.monotonic() - started, run_dir)

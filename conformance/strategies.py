@@ -180,27 +180,70 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     return out
 
 
+FAULT_KINDS = ("crash", "crash-mid-upload", "lost-commit", "s3-503", "s3-500", "s3-error-200", "zombie",
+               "rebalance", "config-update")
+# How long a generated schedule waits for an S3 rule to fire before going on (the verdicts of a
+# run whose rule never fired are `unknown`, so a short bound only costs coverage, not truth).
+FIRE_WAIT_S = 6.0
+
+
 @st.composite
-def fault_schedules(draw: st.DrawFn, n_records: int) -> list[FaultStep]:
-    """0–2 faults at chosen points: a crash, a zombie pause, a 503 on an S3 call, a 200 that
-    carries an error on CompleteMultipartUpload, a response dropped after Complete."""
-    steps = []
-    for _ in range(draw(st.integers(0, 2))):
-        after = draw(st.integers(0, n_records))
-        kind = draw(st.sampled_from(["crash", "pause", "s3-503", "s3-500", "s3-error-200", "s3-drop"]))
-        if kind == "crash":
-            steps.append(FaultStep(after, "crash"))
-        elif kind == "pause":
-            steps.append(FaultStep(after, "pause", {"duration_s": 1.0}))
-        else:
-            op = draw(st.sampled_from(["UploadPart", "CompleteMultipartUpload", "CreateMultipartUpload"]))
-            action, status = {"s3-503": ("fail", 503), "s3-500": ("fail", 500),
-                              "s3-error-200": ("error-200", 200), "s3-drop": ("drop-response", 200)}[kind]
-            if action in ("error-200", "drop-response"):
-                op = "CompleteMultipartUpload"
-            steps.append(FaultStep(after, "s3", {"operation": op, "action": action, "status": status,
-                                                 "nth": draw(st.integers(1, 2))}))
-    return sorted(steps, key=lambda f: f.after)
+def one_fault(draw: st.DrawFn, n_records: int, index: int) -> list[FaultStep]:
+    """One fault of FAULT_KINDS as the steps that stage it, placed after a drawn number of
+    records. `index` makes the names of its S3 rules unique within the schedule."""
+    kind = draw(st.sampled_from(FAULT_KINDS))
+    at = draw(st.integers(0, n_records))
+    name = f"f{index}-{kind}"
+    if kind == "crash":
+        # settled first (files committed, an open tail held) or at once (mid-poll)
+        return ([FaultStep(at, "quiet", {"seconds": 30})] if draw(st.booleans()) else []) + [FaultStep(at, "crash")]
+    if kind == "crash-mid-upload":
+        # the k-th UploadPart hangs; the sink dies while it waits; the hung request then goes
+        # on (or not) after the restart has begun
+        k = draw(st.integers(1, 3))
+        later = draw(st.integers(at, n_records))
+        return [FaultStep(at, "s3", {"operation": "UploadPart", "action": "hang", "nth": k, "name": name}),
+                FaultStep(later, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
+                FaultStep(later, "crash"), FaultStep(later, "release", {"rule": name})]
+    if kind == "lost-commit":
+        # CompleteMultipartUpload is applied but its answer never arrives; the sink dies before
+        # it commits the offset, so the restart uploads the same file again
+        later = draw(st.integers(at, n_records))
+        return [FaultStep(at, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response",
+                                     "nth": draw(st.integers(1, 2)), "name": name}),
+                FaultStep(later, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
+                FaultStep(later, "crash")]
+    if kind in ("s3-503", "s3-500"):
+        op = draw(st.sampled_from(["CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload"]))
+        return [FaultStep(at, "s3", {"operation": op, "action": "fail", "status": int(kind[3:]),
+                                     "nth": draw(st.integers(1, 2)), "name": name})]
+    if kind == "s3-error-200":
+        return [FaultStep(at, "s3", {"operation": "CompleteMultipartUpload", "action": "error-200", "status": 200,
+                                     "nth": draw(st.integers(1, 2)), "name": name})]
+    if kind == "zombie":
+        # paused mid-complete past the poll interval, another member takes over, then the
+        # paused one wakes up and finishes what it was doing
+        later = draw(st.integers(at, n_records))
+        return [FaultStep(at, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 1,
+                                     "name": name}),
+                FaultStep(at, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
+                FaultStep(at, "pause"), FaultStep(later, "wait", {"seconds": 1.0}),
+                FaultStep(later, "release", {"rule": name}), FaultStep(later, "resume")]
+    if kind == "rebalance":
+        return [FaultStep(at, "rebalance")]
+    # config-update: a new flush.size mid-stream (C3: boundaries move, so exactly-once is off)
+    return [FaultStep(at, "update-config", {"config": {"flush.size": str(draw(st.integers(1, 8)))}})]
+
+
+@st.composite
+def fault_schedules(draw: st.DrawFn, n_records: int, max_faults: int = 2) -> list[FaultStep]:
+    """0–`max_faults` faults (FAULT_KINDS): a crash, a crash at the k-th UploadPart, a lost
+    offset commit, 503/500 on an S3 call, a 200 carrying an error on Complete, a zombie, a
+    rebalance, a config update. Shrinks toward fewer faults and earlier ones."""
+    steps: list[FaultStep] = []
+    for i in range(draw(st.integers(0, max_faults))):
+        steps += draw(one_fault(n_records, i))
+    return sorted(steps, key=lambda f: f.after)  # stable: a fault's own steps keep their order
 
 
 @st.composite

@@ -1,11 +1,13 @@
 """Targets by name: `pysink[:broker][:<variant>]`, `kafka-connect:<aiven|camel|confluent>`,
-`module:Class`, or a name registered in the entry-point group `sinkcheck.targets`.
+`spark-streaming`, `module:Class`, or a name registered in the entry-point group `sinkcheck.targets`.
 
 A third-party target is a class implementing `adapters.target.Target` whose constructor takes
 `run_dir` (a directory for its logs) and `s3_endpoint` (where S3 is: sinkcheck's S3 server,
 or the fault front before it; None lets the target bring its own). A class attribute
 `semantics = "confluent"` says its objects follow the Confluent S3 sink's naming and
-rotation, so the model and the exactly-once claims apply to it.
+rotation, so the model and the exactly-once claims apply to it. A class attribute
+`object_format = "jsonl"` (one JSON value a line) lets the checkers decode the objects of a
+target that does not follow Confluent's formats.
 """
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from pathlib import Path
 
 from adapters.target import Target
 
-BUILTIN = ("pysink", "kafka-connect:aiven", "kafka-connect:camel", "kafka-connect:confluent")
+BUILTIN = ("pysink", "kafka-connect:aiven", "kafka-connect:camel", "kafka-connect:confluent", "spark-streaming")
+# the object format of built-in targets whose objects are not Confluent's (see checkers.OBJECT_FORMATS)
+OBJECT_FORMATS = {"spark-streaming": "jsonl"}
 
 
 class TargetSpecError(ValueError):
@@ -28,7 +32,14 @@ def target_kind(spec: str) -> str:
         return "pysink"
     if spec.startswith("kafka-connect:"):
         return spec.split(":", 1)[1].split(":", 1)[0]
+    if spec == "spark-streaming":
+        return "spark-streaming"
     return "own"
+
+
+def object_format_of(spec: str) -> str | None:
+    """The declared object format of a built-in target spec (None: Confluent's, or unknown)."""
+    return OBJECT_FORMATS.get(target_kind(spec))
 
 
 def pysink_variant(spec: str) -> str | None:
@@ -48,6 +59,10 @@ def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin
 
         profile = spec.split(":", 1)[1]
         return KafkaConnectTarget(run_dir, profile=profile, plugin_path=plugin_path or [])
+    if spec == "spark-streaming":
+        from adapters.spark_streaming.target import SparkStreamingTarget
+
+        return SparkStreamingTarget(run_dir, s3_endpoint=s3_endpoint)
     if ":" in spec:
         module, _, cls_name = spec.partition(":")
         try:

@@ -319,3 +319,47 @@ def expect(
     results, skipped, undelivered = run(stop)
     results, failure = resolve_failure(results, null_kill, lambda k, only: run(k, only)[0])
     return assemble(cfg, engine, results, skipped, undelivered, failure)
+
+
+def expect_phases(phases: Sequence[tuple[SinkConfig, dict[str, int]]], records: Sequence[SinkRecord],
+                  jvm_zone: str = "UTC") -> Expectation:
+    """The outcome when the task restarts with another config mid-stream (a config update,
+    spec C3). Each phase is (config, the committed offsets it restarts from, "topic-partition"
+    -> offset; the first phase's are empty) and runs the model on the records from there: a new
+    task re-reads from the committed offsets (R1.2) with fresh writers. A phase keeps the objects
+    that lie wholly below the next phase's restart offset (those it committed before it stopped);
+    the last phase decides what is committed and open in the end."""
+    if not phases:
+        raise ValueError("expect_phases needs at least one phase")
+    if len(phases) == 1:
+        return expect(phases[0][0], records, jvm_zone=jvm_zone)
+    runs = []
+    for cfg, starts in phases:
+        mine = [r for r in records if r.offset >= starts.get(tp_key(r.topic, r.partition), 0)]
+        runs.append(expect(cfg, mine, jvm_zone=jvm_zone))
+    last = runs[-1]
+    if any(r.constraints is not None for r in runs):
+        # boundaries depend on the wall clock in some phase: only the last phase's constraints,
+        # over every offset, can be stated
+        return expect(phases[-1][0], records, jvm_zone=jvm_zone)
+    out = Expectation(last.connector_version, last.engine, conditional_writes=last.conditional_writes)
+    for i, run in enumerate(runs):
+        nxt = phases[i + 1][1] if i + 1 < len(phases) else None
+
+        def before_next(tp: str, offset: int) -> bool:
+            return nxt is None or offset < nxt.get(tp, 0)
+
+        out.objects += [o for o in run.objects if all(before_next(tp_key(o.topic, o.partition), x) for x in o.offsets)]
+        out.skipped += [s for s in run.skipped if before_next(tp_key(s.topic, s.partition), s.offset)]
+        out.conflicts += run.conflicts
+        out.overwritten += run.overwritten
+        f = run.task_failure
+        if out.task_failure is None and f is not None and (
+                f.offset is None or f.topic is None or before_next(tp_key(f.topic, f.partition), f.offset)):
+            out.task_failure = f
+    for tp in {tp_key(r.topic, r.partition) for r in records}:
+        restart = phases[-1][1].get(tp, 0)
+        out.committed_offsets[tp] = max(last.committed_offsets.get(tp, restart), restart)
+    out.open = list(last.open)
+    out.undelivered = dict(last.undelivered)
+    return out

@@ -275,6 +275,7 @@ class PySinkTarget(Target):
         assert self.sink is not None
         at = now_ms()
         old = self.sink
+        restart_from = None
         if kind == "crash":
             old.kill()  # where it is: nothing closed, nothing committed
             self._new_instance()
@@ -287,6 +288,7 @@ class PySinkTarget(Target):
             self._config.update({str(k): str(v) for k, v in dict(params.get("config", {})).items()})
             self.settings = self._settings(self._config)
             old.stop()
+            restart_from = {f"{t}-{p}": o for (t, p), o in self.committed().items()}
             self._new_instance()
             detail = f"config updated ({sorted(params.get('config', {}))}); {self.sink.name} started"
         elif kind == "pause":
@@ -307,7 +309,8 @@ class PySinkTarget(Target):
             detail = f"resumed {[z.name for z in self.zombies]}"
             self.zombies = []
         with self._lock:
-            self.obs.faults.append(FaultEvent(kind, params, True, at, now_ms(), f"pysink: {detail}"))
+            self.obs.faults.append(FaultEvent(kind, params, True, at, now_ms(), f"pysink: {detail}",
+                                              restart_from=restart_from))
 
     # --- in-process stepping -------------------------------------------------------------------
     def step(self, at_ms: int | None = None) -> None:
