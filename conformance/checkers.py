@@ -21,6 +21,7 @@ from reference_impl.config import SinkConfig
 from reference_impl.connect_data import SinkRecord
 from reference_impl.contents import decode_view, encode_view
 from reference_impl.expectation import Expectation
+from reference_impl.formats import FormatOptions, format_for
 
 TP = tuple[str, int]
 MAX_WITNESSES = 5
@@ -37,12 +38,19 @@ class RunData:
     cfg: SinkConfig | None
     expectation: Expectation | None
     records: list[SinkRecord] = field(default_factory=list)  # as produced, with offsets
+    # how to decode objects without a Confluent config: a key of OBJECT_FORMATS (e.g. "jsonl"),
+    # declared by the target (`object_format`); None: the built-in target's, if any
+    object_format: str | None = None
     # the configs the sink ran under with the committed offsets each restarted from (a config
     # update starts a phase); empty: `cfg` throughout
     phases: list[tuple[SinkConfig, dict[str, int]]] = field(default_factory=list)
     _decoded: dict[tuple[str, str], list[int] | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.object_format is None:
+            from conformance.targets import object_format_of
+
+            self.object_format = object_format_of(self.target)
         self.seq_to_record: dict[int, SinkRecord] = {}
         for r in self.records:
             s = record_seq(_raw_value(r))
@@ -51,9 +59,17 @@ class RunData:
 
     # --- what the bucket holds --------------------------------------------------------------
     def value_objects(self, sample: BucketSample | None) -> list[S3Object]:
+        """The data objects of a sample as the claim's reader sees them: every object of a raw
+        listing (view "listing"), or only those the sink's own commit log lists (view "log":
+        `sample.committed_keys`; a sample without a log lists none). The sink's own files
+        (its log, markers, temporary files) are never data."""
         if sample is None:
             return []
-        return [o for o in sample.objects if not _sibling(o.key)]
+        objs = [o for o in sample.objects if not _sibling(o.key) and not _sink_internal(o.key)]
+        if self.claim.view == "log":
+            listed = set(sample.committed_keys or ())
+            objs = [o for o in objs if o.key in listed]
+        return objs
 
     def seqs(self, obj: S3Object) -> list[int] | None:
         """The record seqs an object holds, in order (None: it could not be decoded)."""
@@ -62,11 +78,19 @@ class RunData:
             self._decoded[k] = self._decode(obj)
         return self._decoded[k]
 
+    @property
+    def decodable(self) -> bool:
+        """Objects of this run have a known format (a Confluent config or a declared format)."""
+        return self.cfg is not None or self.object_format in OBJECT_FORMATS
+
     def _decode(self, obj: S3Object) -> list[int] | None:
-        if obj.body is None or self.cfg is None:
+        if obj.body is None or not self.decodable:
             return None
         try:
-            values = decode_view(self.cfg, obj.body, "value")
+            if self.cfg is not None:
+                values = decode_view(self.cfg, obj.body, "value")
+            else:
+                values = format_for(OBJECT_FORMATS[self.object_format]).decode(obj.body, FormatOptions(), "value")
         except Exception:
             return None
         out = []
@@ -119,6 +143,22 @@ def _raw_value(r: SinkRecord) -> Any:
 
 def _sibling(key: str) -> bool:
     return ".keys." in key or ".headers." in key
+
+
+# a target's declared object format -> the format class that decodes it (one value a line, ...)
+OBJECT_FORMATS = {"jsonl": "JsonFormat"}
+# directories a sink keeps its own files in, next to its data: Spark's metadata log and
+# checkpoint, Hadoop's task attempts
+_INTERNAL_DIRS = {"_spark_metadata", "_temporary", "_checkpoint"}
+
+
+def _sink_internal(key: str) -> bool:
+    """A sink's own file, never data: in one of _INTERNAL_DIRS, a directory marker (`dir/`),
+    `_SUCCESS`, or a hidden temporary/checksum file (`.name.tmp`, `.name.crc`)."""
+    parts = key.split("/")
+    name = parts[-1]
+    return (key.endswith("/") or name == "_SUCCESS" or any(p in _INTERNAL_DIRS for p in parts[:-1])
+            or (name.startswith(".") and name.endswith((".tmp", ".crc"))))
 
 
 def _tp_name(tp: TP) -> str:
@@ -270,7 +310,7 @@ def atomic_visibility(d: RunData) -> Verdict:
             seen.add((obj.key, obj.etag))
             m = model.get(obj.key)
             if m is None or d.cfg is None:
-                if d.seqs(obj) is None and d.cfg is not None:
+                if d.seqs(obj) is None and d.decodable:
                     w.append(Witness("undecodable-object", keys=(obj.key,), explanation="not a complete object of the format"))
                 continue
             if obj.key not in expected_rows:

@@ -5,8 +5,10 @@ exactly-once under the conditions of spec §16: a deterministic partitioner, rot
 record time or size (not `rotate.schedule.interval.ms`, not the Wallclock extractor), and no
 configuration change mid-stream (C3). Caveat C1: with several encoded partitions open at once
 (FieldPartitioner, or no partition-change rotation) a retriable S3 error can duplicate.
-Aiven and Camel claim at-least-once with their own naming. Unclaimed properties are still
-measured and reported; they never fail a run.
+Aiven and Camel claim at-least-once with their own naming. Spark Structured Streaming makes two
+claims, each with its reader's view of the bucket: exactly-once for a reader that follows the
+`_spark_metadata` log (view "log"), at-least-once for a raw listing (view "listing").
+Unclaimed properties are still measured and reported; they never fail a run.
 """
 from __future__ import annotations
 
@@ -33,6 +35,9 @@ class Claim:
     properties: frozenset[str]
     naming: str  # "confluent" | "aiven" | "camel" | "own"
     reasons: tuple[str, ...] = ()
+    # what the claim's reader sees: "listing" (every object of a raw listing of the bucket) or
+    # "log" (only the files the sink's own commit log lists: BucketSample.committed_keys)
+    view: str = "listing"
 
     def claims(self, prop: str) -> bool:
         return prop in self.properties
@@ -40,12 +45,37 @@ class Claim:
 
 def _kind(target: str) -> str:
     t = target.split(":", 1)[-1] if target.startswith("kafka-connect:") else target
-    return t if t in ("confluent", "aiven", "camel", "pysink") else "own"
+    return t if t in ("confluent", "aiven", "camel", "pysink", "spark-streaming") else "own"
+
+
+def claims_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = ()) -> list[Claim]:
+    """Every claim the target makes for this config, the primary one (`claim_for`) first; each
+    is checked on the same observation."""
+    if _kind(target) == "spark-streaming":
+        return spark_claims(faults)
+    return [claim_for(target, config, faults)]
+
+
+def spark_claims(faults: Iterable[FaultStep] = ()) -> list[Claim]:
+    """Spark Structured Streaming's file sink: a batch's files, then its entry in
+    `_spark_metadata`, then the checkpoint's commit. A reader of the log sees each batch once
+    (exactly-once); a raw listing also shows the files of attempts that died or were repeated
+    (at-least-once). S3A leaves a multipart upload open when a writer dies mid-file."""
+    multipart = "incomplete multipart uploads of a killed writer stay open (S3A): measured, not claimed"
+    log = Claim("exactly-once", frozenset(AT_LEAST_ONCE | {"no-duplicates"}), "own",
+                ("a reader that follows the _spark_metadata log sees each committed batch's files once", multipart),
+                view="log")
+    listing = Claim("at-least-once", AT_LEAST_ONCE, "own",
+                    ("a raw listing also shows files of batch attempts that died or were re-run", multipart),
+                    view="listing")
+    return [log, listing]
 
 
 def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = ()) -> Claim:
     kind = _kind(target)
     faults = list(faults)
+    if kind == "spark-streaming":
+        return spark_claims(faults)[0]
     if kind not in CONFLUENT_SEMANTICS:
         return Claim("at-least-once", AT_LEAST_ONCE, kind,
                      (f"{kind} makes no exactly-once claim; upload-then-commit gives at-least-once",))

@@ -11,7 +11,7 @@ from typing import Any
 from adapters.observation import FaultEvent, Observation
 from adapters.target import Fault, RecordToProduce, Target
 from conformance.checkers import RunData, run_checks
-from conformance.claims import CONFLUENT_SEMANTICS, Claim, claim_for
+from conformance.claims import CONFLUENT_SEMANTICS, Claim, claims_for
 from conformance.scenario import Scenario
 from conformance.targets import make_target, target_kind
 from conformance.verdicts import Verdict, overall
@@ -31,13 +31,20 @@ class RunResult:
     verdicts: list[Verdict]
     wall_s: float
     run_dir: Path
+    # the target's further claims (e.g. Spark's at-least-once for a raw listing beside its
+    # exactly-once through the _spark_metadata log), each checked on the same observation
+    other_claims: list[tuple[Claim, list[Verdict]]] = field(default_factory=list)
     status: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.status = overall(self.verdicts)
+        self.status = overall(self.all_verdicts())
+
+    def all_verdicts(self) -> list[Verdict]:
+        """The primary claim's verdicts, then those of each further claim."""
+        return list(self.verdicts) + [v for _, vs in self.other_claims for v in vs]
 
     def failed(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.claimed and v.status == "fail"]
+        return [v for v in self.all_verdicts() if v.claimed and v.status == "fail"]
 
 
 def encode_record(r: dict[str, Any]) -> RecordToProduce:
@@ -108,7 +115,8 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     tgt = target or make_target(target_spec, run_dir, s3_endpoint, plugin_path)
     # a third-party target may declare that its objects follow Confluent's semantics
     kind = getattr(tgt, "semantics", None) or kind
-    claim = claim_for(kind, scenario.connector, scenario.faults)
+    claims = claims_for(kind, scenario.connector, scenario.faults)
+    claim = claims[0]
     cfg = model_config(scenario, kind)
     produced_offsets: list[int] = []
     rule_ids: list[str] = []  # the scenario's s3 rules in order, and their names
@@ -172,7 +180,16 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     if cfg is not None:
         phases = config_phases(scenario, kind, cfg, observation)
         expectation = expect_phases(phases, records) if len(phases) > 1 else expect(cfg, records)
-    data = RunData(scenario, target_spec, observation, claim, cfg, expectation, records, phases=phases)
+    data = RunData(scenario, target_spec, observation, claim, cfg, expectation, records,
+                   object_format=getattr(tgt, "object_format", None), phases=phases)
     verdicts = run_checks(data)
+    others = [(c, run_checks(replace(data, claim=c))) for c in claims[1:]]
+    if others:  # several claims: each verdict says which one (and which view) it is for
+        verdicts = _tagged(claim, verdicts)
+        others = [(c, _tagged(c, vs)) for c, vs in others]
     return RunResult(scenario, target_spec, claim, observation, expectation, verdicts,
-                     time.monotonic() - started, run_dir)
+                     time.monotonic() - started, run_dir, others)
+
+
+def _tagged(claim: Claim, verdicts: list[Verdict]) -> list[Verdict]:
+    return [replace(v, details={**v.details, "claim": claim.name, "view": claim.view}) for v in verdicts]
