@@ -6,6 +6,11 @@ Layers, as in Kafka Connect:
   rotation, append, flush.size). Open files stream multipart parts of `s3.part.size` to S3
   (R7.1); a rotation uploads and completes every open file of the TP (R3.1) and only then
   sets the offset to commit (R4.1).
+* What a file holds: JsonFormat or ByteArrayFormat values (R10.1, R10.2), plus JsonFormat
+  keys and headers objects beside each value object (R11); tombstones written as keys (and
+  headers) objects under `tombstone.encoded.partition` (R12.3, R6.7). Time-based partitioners
+  take Wallclock, Record or RecordField time (R6.5). There is no DLQ: every DataException
+  stops the task (R13 without a reporter).
 * `SinkTask`: `open`/`put`/`pre_commit`/`close` over writers; the null policy (R12); a
   retriable S3 error drops the writer and rewinds to the first uncommitted record (R1.5).
 * `SinkInstance`: the consumer side that calls `put` with each poll's batch (empty batches
@@ -19,9 +24,12 @@ Faulty variants (adapters.pysink.VARIANTS) are switches marked `BUG(<name>)` bel
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
 import json
 import random
+import re
 import threading
 import time
 import zlib
@@ -83,6 +91,12 @@ class Retriable(RuntimeError):
 
 # --- configuration ----------------------------------------------------------------------------
 
+JSON_FORMAT_CLASS = "io.confluent.connect.s3.format.json.JsonFormat"
+BYTEARRAY_FORMAT_CLASS = "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"
+AVRO_FORMAT_CLASS = "io.confluent.connect.s3.format.avro.AvroFormat"
+_TBP = "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$"
+_EXTRACTORS = {f"{_TBP}{n}TimestampExtractor": n for n in ("Wallclock", "Record", "RecordField")}
+
 _JODA = {"YYYY": "%Y", "yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%M"}
 
 
@@ -143,6 +157,20 @@ class SinkSettings:
     nulls: str = "fail"
     retry_backoff_ms: int = 200
     pad: int = 10
+    value_format: str = "json"  # json | bytearray (R10.1, R10.2)
+    bytearray_ext: str = ".bin"
+    bytearray_sep: bytes = b"\n"  # the JVM line separator on Linux
+    keys: bool = False  # store.kafka.keys, JsonFormat (R11)
+    headers: bool = False  # store.kafka.headers, JsonFormat (R11)
+    extractor: str = "Wallclock"  # Wallclock | Record | RecordField (R6.5)
+    ts_field: str = "timestamp"
+    tombstone_ep: str = "tombstone"
+
+    @property
+    def value_ext(self) -> str:
+        """R5.3: the value object's extension, `.gz` included."""
+        base = ".json" if self.value_format == "json" else self.bytearray_ext
+        return base + (".gz" if self.gzip else "")
 
     @classmethod
     def from_config(cls, c: dict[str, str], *, min_part_size: int = MIN_PART) -> "SinkSettings":
@@ -160,12 +188,46 @@ class SinkSettings:
                  "HourlyPartitioner": "time", "DailyPartitioner": "time"}
         if cls_name not in kinds:
             raise SinkConfigError(f"partitioner.class={cls_name}: the Python sink supports {', '.join(kinds)}")
-        fmt = c.get("format.class", "JsonFormat").rsplit(".", 1)[-1]
-        if fmt != "JsonFormat":
-            raise SinkConfigError(f"format.class={fmt}: the Python sink writes JsonFormat only")
-        for flag in ("store.kafka.keys", "store.kafka.headers"):
-            if c.get(flag, "false").lower() == "true":
-                raise SinkConfigError(f"{flag}=true: the Python sink writes value files only")
+
+        def flag(key: str, default: bool) -> bool:
+            v = str(c.get(key, "true" if default else "false")).strip().lower()
+            if v not in ("true", "false"):
+                raise SinkConfigError(f"{key}={c[key]!r} is not a boolean: use true or false")
+            return v == "true"
+
+        fmt = c.get("format.class", "JsonFormat").strip().rsplit(".", 1)[-1]
+        formats = {"JsonFormat": "json", "ByteArrayFormat": "bytearray"}
+        if fmt not in formats:
+            raise SinkConfigError(f"format.class={fmt}: the Python sink writes JsonFormat and ByteArrayFormat "
+                                  f"values only, not Avro or Parquet; set format.class to "
+                                  f"{JSON_FORMAT_CLASS} or {BYTEARRAY_FORMAT_CLASS}")
+        keys, headers = flag("store.kafka.keys", False), flag("store.kafka.headers", False)
+        for on, what, prop in ((keys, "store.kafka.keys", "keys.format.class"),
+                               (headers, "store.kafka.headers", "headers.format.class")):
+            if not on:
+                continue
+            given = prop in c
+            kf = c.get(prop, AVRO_FORMAT_CLASS).strip().rsplit(".", 1)[-1]
+            if kf != "JsonFormat":
+                raise SinkConfigError(f"{prop}={kf}{'' if given else ' (the default)'} with {what}=true: the Python "
+                                      f"sink writes JsonFormat keys/headers only; set {prop}={JSON_FORMAT_CLASS}")
+        compat = c.get("schema.compatibility", "NONE").strip()
+        if compat in ("BACKWARD", "FORWARD", "FULL"):  # R14.6: any other name is NONE in the connector too
+            raise SinkConfigError(f"schema.compatibility={compat}: the Python sink does not project records to "
+                                  "an older or newer schema (R14.3/R14.4); it supports NONE only, so remove the "
+                                  "property or set it to NONE")
+        tolerance = c.get("errors.tolerance", "none").strip().lower()
+        if tolerance != "none":
+            raise SinkConfigError(f"errors.tolerance={tolerance}: the Python sink has no dead letter queue or "
+                                  "errant-record reporter, so a record it cannot write stops the task; remove "
+                                  "the property or set errors.tolerance=none")
+        if c.get("errors.deadletterqueue.topic.name", "").strip():
+            raise SinkConfigError(f"errors.deadletterqueue.topic.name={c['errors.deadletterqueue.topic.name'].strip()}"
+                                  ": the Python sink has no dead letter queue (records it cannot write stop the "
+                                  "task); remove the property")
+        if flag("errors.log.enable", False):
+            raise SinkConfigError("errors.log.enable=true: the Python sink has no errant-record reporter (with one, "
+                                  "R12.2 makes an ignored null stop the task); remove the property or set it to false")
         comp = c.get("s3.compression.type", "none").lower()
         if comp not in ("none", "gzip"):
             raise SinkConfigError(f"s3.compression.type={comp}: the Python sink supports none and gzip")
@@ -179,17 +241,32 @@ class SinkSettings:
                 gzip=comp == "gzip", gzip_level=num("s3.compression.level", -1), part_size=part,
                 nulls=c.get("behavior.on.null.values", "fail").lower(),
                 retry_backoff_ms=num("retry.backoff.ms", 200),
-                pad=num("filename.offset.zero.pad.width", 10))
-        if s.nulls not in ("ignore", "fail"):
-            raise SinkConfigError(f"behavior.on.null.values={s.nulls}: the Python sink supports ignore and fail")
+                pad=num("filename.offset.zero.pad.width", 10),
+                value_format=formats[fmt], keys=keys, headers=headers,
+                tombstone_ep=c.get("tombstone.encoded.partition", "tombstone").strip())
+        if s.nulls not in ("ignore", "fail", "write"):
+            raise SinkConfigError(f"behavior.on.null.values={s.nulls}: the Python sink supports ignore, fail "
+                                  "and write (the connector's values)")
+        if s.nulls == "write" and not keys:
+            raise SinkConfigError("behavior.on.null.values=write needs store.kafka.keys=true (R12.3: a tombstone is "
+                                  "written as a keys object only, and the connector's validator requires it); "
+                                  "set store.kafka.keys=true and keys.format.class, or use ignore or fail")
+        if s.value_format == "bytearray":
+            s.bytearray_ext = c.get("format.bytearray.extension", ".bin").strip()
+            # R10.2: read untrimmed from the original config; default: the JVM line separator
+            s.bytearray_sep = c.get("format.bytearray.separator", "\n").encode("utf-8")
         if s.partitioner == "field":
             s.field_names = tuple(f.strip() for f in c.get("partition.field.name", "").split(",") if f.strip())
             if not s.field_names:
                 raise SinkConfigError("partition.field.name is required with FieldPartitioner")
         if s.partitioner == "time":
-            extractor = c.get("timestamp.extractor", "Wallclock")
-            if extractor != "Record":
-                raise SinkConfigError(f"timestamp.extractor={extractor}: the Python sink supports Record only")
+            extractor = c.get("timestamp.extractor", "Wallclock").strip()
+            extractor = _EXTRACTORS.get(extractor, extractor)
+            if extractor not in ("Wallclock", "Record", "RecordField"):
+                raise SinkConfigError(f"timestamp.extractor={extractor}: the Python sink supports Wallclock, Record "
+                                      "and RecordField (custom extractor classes are not loaded); use one of those")
+            s.extractor = extractor
+            s.ts_field = c.get("timestamp.field", "timestamp").strip()
             if not c.get("timezone", "").strip():
                 raise SinkConfigError("timezone is required with a time-based partitioner")
             s.tz = _zone(c["timezone"].strip(), "timezone")
@@ -289,6 +366,205 @@ def json_line(payload: Any) -> bytes:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
+def value_is_null(raw: bytes | None) -> bool:
+    """A null Connect value (JsonConverter): no bytes, JSON `null`, or an envelope whose payload
+    is null. Only an object naming a payload is parsed."""
+    if raw is None:
+        return True
+    head = raw[:64].lstrip()
+    if head.startswith(b"{") and b'"payload"' in raw:
+        try:
+            v = json.loads(raw)
+        except ValueError:
+            return False  # the writer reports it (the converter would have failed)
+        return isinstance(v, dict) and set(v) == {"schema", "payload"} and v["payload"] is None
+    return head.startswith(b"null") and raw.strip() == b"null"
+
+
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
+
+
+def bytes_value(schema: Any, payload: Any, has_schema: bool, offset: int) -> bytes:
+    """R10.2: ByteArrayFormat takes a `byte[]` with a BYTES schema (JsonConverter: an envelope
+    `{"schema":{"type":"bytes"},"payload":"<base64>"}`); anything else is a DataException."""
+    if (not has_schema or not isinstance(schema, dict) or schema.get("type") != "bytes"
+            or schema.get("name") == DECIMAL or not isinstance(payload, str)):
+        what = (f"a {schema.get('name') or schema.get('type')} value" if has_schema and isinstance(schema, dict)
+                else f"a schemaless {type(payload).__name__} value")
+        raise TaskFailed(f"offset {offset}: ByteArrayFormat needs a bytes value (a BYTES schema), got {what}: "
+                         "DataException, and the Python sink has no DLQ (R10.2, R13)")
+    try:
+        return base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        raise TaskFailed(f"offset {offset}: the bytes payload is not base64 (JsonConverter cannot read it)") from None
+
+
+# --- RecordField timestamps (R6.5) -----------------------------------------------------------------
+
+_DIGITS = re.compile(r"-?[0-9]{1,19}")
+_FRAC = r"(?:[.,]([0-9]+))?"
+_ISO_TIME = re.compile(r"([0-9]{2})(?::([0-9]{2})(?::([0-9]{2})" + _FRAC + r"|" + _FRAC + r")|" + _FRAC + r")")
+_ISO_OFFSET = re.compile(r"(Z)|([+-])([0-9]{2})(?::?([0-9]{2})(?::?([0-9]{2})(?:[.,]([0-9]{3}))?)?)?")
+_ISO_DATE = re.compile(r"([+-]?[0-9]{4,9})(?:-W([0-9]{2})(?:-([1-7]))?|-([0-9]{3})(?![0-9])|-([0-9]{2})(?:-([0-9]{2}))?)?")
+
+
+def parse_iso_ms(text: str) -> int:
+    """Joda's ISODateTimeFormat.dateTimeParser(): `date-opt-time | 'T' time`, a date being
+    yyyy[-MM[-dd]], yyyy-DDD or xxxx-Www[-e]; a time HH[:mm[:ss]] with a fraction on its last
+    element; an offset Z or +-HH[:mm]. Without an offset the string is read in UTC (the
+    worker's zone; R6.5 says the JVM default zone). Raises ValueError."""
+    pos, date = 0, dt.date(1970, 1, 1)
+    time_only = text.startswith("T")
+    if not time_only:
+        m = _ISO_DATE.match(text)
+        if not m:
+            raise ValueError("no ISO date")
+        year = int(m.group(1))
+        if m.group(2):  # week date; a missing day keeps the base's (1970-01-01, a Thursday; inference)
+            date = dt.date.fromisocalendar(year, int(m.group(2)), int(m.group(3) or 4))
+        elif m.group(4):
+            date = dt.date(year, 1, 1) + dt.timedelta(days=int(m.group(4)) - 1)
+            if date.year != year:
+                raise ValueError("day of year out of range")
+        else:
+            date = dt.date(year, int(m.group(5) or 1), int(m.group(6) or 1))
+        pos = m.end()
+        if pos == len(text):
+            return _iso_ms(date, 0, None)
+        if text[pos] != "T":
+            raise ValueError(f"unexpected {text[pos:]!r}")
+    pos += 1  # the 'T'
+    micros = 0
+    m = _ISO_TIME.match(text, pos)
+    if m:
+        hh, mm, ss, sf, mf, hf = m.groups()
+        if int(hh) > 23 or (mm and int(mm) > 59) or (ss and int(ss) > 59):
+            raise ValueError("time field out of range")
+        unit = 3_600_000_000 if mm is None else 60_000_000 if ss is None else 1_000_000  # micros
+        frac = sf or mf or hf
+        micros = int(hh) * 3_600_000_000 + int(mm or 0) * 60_000_000 + int(ss or 0) * 1_000_000
+        if frac:
+            micros += int(frac[:9].ljust(9, "0")) * unit // 1_000_000_000
+        micros -= micros % 1000  # Joda keeps milliseconds
+        pos = m.end()
+    elif time_only:
+        raise ValueError("no time after 'T'")
+    offset_ms = None
+    if pos < len(text):
+        o = _ISO_OFFSET.fullmatch(text, pos)
+        if not o:
+            raise ValueError(f"unexpected {text[pos:]!r}")
+        if o.group(1):
+            offset_ms = 0
+        else:
+            h, mi, se = int(o.group(3)), int(o.group(4) or 0), int(o.group(5) or 0)
+            offset_ms = (h * 3600 + mi * 60 + se) * 1000 + int(o.group(6) or 0)
+            offset_ms = -offset_ms if o.group(2) == "-" else offset_ms
+    return _iso_ms(date, micros // 1000, offset_ms)
+
+
+def _iso_ms(date: dt.date, ms_of_day: int, offset_ms: int | None) -> int:
+    days = (date - dt.date(1970, 1, 1)).days
+    return days * 86_400_000 + ms_of_day - (offset_ms or 0)
+
+
+def _timestamp_of(value: Any, where: str) -> int:
+    """A Map value's field: Number → ms (truncated), String → digits or ISO; else it dies."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TaskFailed(f"{where} is {'null' if value is None else type(value).__name__}, not a number or a string")
+    if isinstance(value, (int, float)):
+        return int(value)
+    return _parse_ts_string(value, where)
+
+
+def _parse_ts_string(text: str, where: str) -> int:
+    if _DIGITS.fullmatch(text):
+        n = int(text)
+        if not -(2 ** 63) <= n < 2 ** 63:
+            raise TaskFailed(f"{where} = {text!r} does not fit in a long")
+        return n  # epoch milliseconds
+    try:
+        return parse_iso_ms(text)
+    except ValueError as e:
+        raise TaskFailed(f"{where} = {text!r} is neither epoch milliseconds nor an ISO-8601 date-time ({e})") from None
+
+
+def record_field_ts(schema: Any, payload: Any, has_schema: bool, path: str, offset: int) -> int:
+    """R6.5 RecordField: the value field `path` (dotted) as epoch ms. A missing or null field, or
+    a type it cannot read, is an error outside the PartitionException handler: the task dies."""
+    where = f"offset {offset}: timestamp.field {path!r}"
+    rule = " (R6.5 RecordField: the task dies, even with a DLQ)"
+    stype = schema.get("type") if has_schema and isinstance(schema, dict) else None
+    if stype == "struct" and isinstance(payload, dict):
+        sch, val = schema, payload
+        for step in path.split("."):
+            fields = {f.get("field"): f for f in (sch.get("fields") or [])} if isinstance(sch, dict) else {}
+            if step not in fields:
+                raise TaskFailed(f"{where} is not in the value's schema{rule}")
+            if not isinstance(val, dict):
+                raise TaskFailed(f"{where}: {step!r} is inside a null struct{rule}")
+            sch, val = fields[step], val.get(step)
+        if val is None:
+            raise TaskFailed(f"{where} is null{rule}")
+        if sch.get("name") == TIMESTAMP:
+            return int(val)
+        if sch.get("name") or sch.get("type") not in ("int32", "int64", "string"):
+            raise TaskFailed(f"{where} has type {sch.get('name') or sch.get('type')}, which RecordField cannot "
+                             f"read (INT32, INT64, STRING or Timestamp){rule}")
+        try:
+            return int(val) if sch.get("type") != "string" else _parse_ts_string(str(val), where)
+        except TaskFailed as e:
+            raise TaskFailed(f"{e}{rule}") from None
+    if stype == "map" and isinstance(payload, list):  # JsonConverter's map with non-string keys: pairs
+        payload = {str(p[0]): p[1] for p in payload if isinstance(p, list) and len(p) == 2}
+    if stype in (None, "map") and isinstance(payload, dict):
+        val: Any = payload
+        for step in path.split("."):
+            if not isinstance(val, dict) or val.get(step) is None:
+                raise TaskFailed(f"{where} is missing or null{rule}")
+            val = val[step]
+        try:
+            return _timestamp_of(val, where)
+        except TaskFailed as e:
+            raise TaskFailed(f"{e}{rule}") from None
+    raise TaskFailed(f"offset {offset}: RecordField needs a Struct or Map value, got "
+                     f"{'a ' + str(stype) if stype else 'a schemaless ' + type(payload).__name__} value{rule}")
+
+
+# --- keys and headers (R11) -----------------------------------------------------------------------
+
+def key_line(rec: LogRecord) -> bytes:
+    """R11.3: the key as JsonConverter reads it, written by JsonFormat. R11.4: a null key is a
+    DataException (the Python sink has no DLQ: the task dies)."""
+    payload = None
+    if rec.key is not None:
+        try:
+            _, payload, _ = decode_value(rec.key)
+        except ValueError:
+            raise TaskFailed(f"offset {rec.offset}: the key is not JSON (JsonConverter cannot read it)") from None
+    if payload is None:
+        raise TaskFailed(f"offset {rec.offset}: Key cannot be null with store.kafka.keys=true (R11.4 DataException; "
+                         "the Python sink has no DLQ, so the task dies)")
+    return json_line(payload)
+
+
+def headers_line(rec: LogRecord) -> bytes:
+    """R11.3: `{"headers":[{"key":k,"value":v}, …]}`, values stringified (their UTF-8 text).
+    R11.4: a record without headers is a DataException; so is a null header value (the value
+    field of a header struct is a required string; spec open question 11)."""
+    if not rec.headers:
+        raise TaskFailed(f"offset {rec.offset}: Headers cannot be null with store.kafka.headers=true (R11.4 "
+                         "DataException; the Python sink has no DLQ, so the task dies)")
+    out = []
+    for k, v in rec.headers:
+        if v is None:
+            raise TaskFailed(f"offset {rec.offset}: header {k!r} has a null value, which the headers struct cannot "
+                             "hold (a required string): DataException, the task dies")
+        out.append({"key": k, "value": v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)})
+    return json_line({"headers": out})
+
+
 # --- S3 errors ------------------------------------------------------------------------------------
 
 def is_retriable(e: BaseException) -> bool:
@@ -325,6 +601,19 @@ class OpenFile:
     gz: Any = None
 
 
+@dataclass
+class FileSet:
+    """One data file of a (TP, ep): its objects in commit order (R11.1): the value object
+    (absent for a key containing the tombstone string, R11.5), then keys, then headers; each its
+    own multipart upload."""
+
+    ep: str
+    start: int
+    key: str  # the value object's key (R5.1); keys/headers names derive from it (R11.2)
+    streams: list[OpenFile] = field(default_factory=list)
+    has_value: bool = True
+
+
 class Writer:
     """One topic-partition's writer."""
 
@@ -332,7 +621,7 @@ class Writer:
         self.task, self.s, self.tp = task, task.settings, tp
         self.inst = task.instance
         self.buffer: deque[LogRecord] = deque()
-        self.files: dict[str, OpenFile] = {}
+        self.files: dict[str, FileSet] = {}
         # BUG(unstable-boundaries): the flush counter is kept in local state and survives a
         # restart, so after a replay files are cut at other offsets.
         self.count = task.scratch.get(("count", tp), 0) if task.variant == "unstable-boundaries" else 0
@@ -345,16 +634,27 @@ class Writer:
         self.next_rotation = next_boundary(now, self.s.schedule_ms, self.s.tz) if self.s.schedule_ms > 0 else None
 
     # -- partitioning and rotation --
-    def encode(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool) -> str:
+    def extract(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, tomb: bool, now: int) -> int | None:
+        """R2.2 step 1 / R6.5: the record's time for a time-based partitioner."""
+        s = self.s
+        if tomb or s.extractor == "Record":
+            return rec.timestamp  # R6.7: a tombstone's time is its record timestamp
+        if s.extractor == "Wallclock":
+            # R2.1: the `now` of this write(). Under the tombstone wrapper (nulls=write) the
+            # extractor is called without `now` and reads the system clock (R6.5).
+            return self.inst.clock() if s.nulls == "write" else now
+        return record_field_ts(schema, payload, has_schema, s.ts_field, rec.offset)
+
+    def encode(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, ts: int | None) -> str:
         s = self.s
         if s.partitioner == "default":
             return f"partition={rec.partition}"
         if s.partitioner == "field":
             return field_ep(schema if has_schema else None, payload, s.field_names, rec.offset)
-        if rec.timestamp is None:
+        if ts is None:
             raise TaskFailed(f"offset {rec.offset}: the Record extractor needs a record timestamp")
         assert s.path is not None
-        return s.path(dt.datetime.fromtimestamp(time_bucket(rec.timestamp, s.duration_ms, s.tz) / 1000, s.tz))
+        return s.path(dt.datetime.fromtimestamp(time_bucket(ts, s.duration_ms, s.tz) / 1000, s.tz))
 
     def rotate_on_time(self, ep: str | None, ts: int | None, now: int) -> tuple[bool, bool]:
         """(rotate?, periodic-or-scheduled?) for R3.2/R3.3/R3.4."""
@@ -371,11 +671,17 @@ class Writer:
                 return True, True
             # BUG(no-partition-change-rotation): the R3.3 check is skipped.
             if (ep is not None and s.partition_change and variant != "no-partition-change-rotation"
-                    and ep != self.current_ep):
+                    and ep != self.current_ep and not self.tombstone_change(ep)):
                 return True, True
         if self.next_rotation is not None and now >= self.next_rotation:
             return True, True
         return False, False
+
+    def tombstone_change(self, ep: str) -> bool:
+        """R3.3 (12.1.0+): with nulls=write, a change to or from an ep containing the tombstone
+        partition string does not rotate."""
+        t = self.s.tombstone_ep
+        return self.s.nulls == "write" and (t in ep or t in (self.current_ep or ""))
 
     # -- R2.2 --
     def write(self, now: int) -> None:
@@ -389,18 +695,23 @@ class Writer:
         while self.buffer:
             rec = self.buffer[0]
             schema, payload, has_schema = decode_value(rec.value) if rec.value is not None else (None, None, False)
-            ts = rec.timestamp if s.partitioner == "time" else None
-            ep = self.encode(rec, schema, payload, has_schema)
+            tomb = payload is None and s.nulls == "write"  # only `write` lets a null reach a writer (R12.3)
+            if tomb:
+                schema, has_schema = None, False
+            ts = self.extract(rec, schema, payload, has_schema, tomb, now) if s.partitioner == "time" else None
             if ts is not None and self.base_ts is None:
                 self.base_ts = ts
+            ep = s.tombstone_ep if tomb else self.encode(rec, schema, payload, has_schema, ts)  # R6.7
             rotate, timed = self.rotate_on_time(ep, ts, now)
             if rotate:
                 self.commit(now, timed)
                 continue
-            f = self.files.get(ep)
-            if f is None:
-                f = self.files[ep] = OpenFile(ep, rec.offset, self.key(ep, rec.offset))
-            self.append(f, rec.offset, json_line(payload))
+            fs = self.files.get(ep)
+            if fs is None:
+                fs = self.files[ep] = self.open_set(ep, rec.offset)
+            lines = self.record_lines(fs, rec, tomb, schema, payload, has_schema)
+            for f, line in zip(fs.streams, lines):
+                self.append(f, rec.offset, line)
             if self.first_wall is None:
                 self.first_wall = now
             self.count += 1
@@ -415,13 +726,54 @@ class Writer:
             self.commit(now, True)
 
     def key(self, ep: str, start: int) -> str:
+        """R5.1: the value object's key."""
         t, p = self.tp
         if self.task.variant == "renumber-after-restart":
             # BUG(renumber-after-restart): offsets in names count from where this instance
             # started, so a restarted sink numbers its files from 0 again.
             start -= self.task.start_offsets.get(self.tp, 0)
         prefix = f"{self.s.topics_dir}/" if self.s.topics_dir else ""
-        return f"{prefix}{t}/{ep}/{t}+{p}+{start:0{self.s.pad}d}.json" + (".gz" if self.s.gzip else "")
+        return f"{prefix}{t}/{ep}/{t}+{p}+{start:0{self.s.pad}d}" + self.s.value_ext
+
+    def open_set(self, ep: str, start: int) -> FileSet:
+        """The objects of a new data file (nothing is sent to S3 until a part fills or it is
+        committed). R11.2: `.keys`/`.headers` go before their own format's extension, in place
+        of the value's; R11.5: no value object when the key contains the tombstone string."""
+        s = self.s
+        key = self.key(ep, start)
+        fs = FileSet(ep, start, key, has_value=s.tombstone_ep not in key)
+        stem = key[: -len(s.value_ext)] if s.value_ext and key.endswith(s.value_ext) else key
+        json_ext = ".json" + (".gz" if s.gzip else "")
+        if fs.has_value:
+            fs.streams.append(OpenFile(ep, start, key))
+        if s.keys:
+            fs.streams.append(OpenFile(ep, start, f"{stem}.keys{json_ext}"))
+        if s.headers:
+            fs.streams.append(OpenFile(ep, start, f"{stem}.headers{json_ext}"))
+        return fs
+
+    def record_lines(self, fs: FileSet, rec: LogRecord, tomb: bool, schema: Any, payload: Any,
+                     has_schema: bool) -> list[bytes]:
+        """One record's bytes for each object of `fs`, in stream order. Every check runs before
+        anything is appended, so the objects of a file stay aligned (R11.4)."""
+        s = self.s
+        key = key_line(rec) if s.keys else None  # R11.4: a null key
+        headers = headers_line(rec) if s.headers else None  # R11.4: no headers
+        out: list[bytes] = []
+        if fs.has_value:
+            if s.value_format == "bytearray":
+                out.append(bytes_value(schema, payload, has_schema, rec.offset) + s.bytearray_sep)  # R10.2
+            else:
+                out.append(json_line(payload))  # R10.1
+        elif not tomb:
+            raise TaskFailed(f"offset {rec.offset}: Value writer not configured: the object key {fs.key!r} contains "
+                             f"the tombstone.encoded.partition string {s.tombstone_ep!r}, so it gets no value "
+                             "object (R11.5); the task dies")
+        if key is not None:
+            out.append(key)
+        if headers is not None:
+            out.append(headers)
+        return out
 
     # -- the multipart stream of one file (R7.1) --
     def append(self, f: OpenFile, offset: int, line: bytes) -> None:
@@ -451,6 +803,11 @@ class Writer:
             self.abort(f)  # R7.5: a failed part aborts its upload
             raise
         f.parts.append({"PartNumber": n, "ETag": etag})
+
+    def abort_all(self) -> None:
+        for fs in self.files.values():
+            for f in fs.streams:
+                self.abort(f)
 
     def abort(self, f: OpenFile) -> None:
         if f.upload_id is None:
@@ -511,7 +868,8 @@ class Writer:
             # BUG(commit-before-upload): the offset is committed before the files are in S3.
             self.inst.commit_offsets({self.tp: upto})
         for ep in list(self.files):
-            self.finish(self.files[ep])
+            for f in self.files[ep].streams:  # R11.1: value, then keys, then headers
+                self.finish(f)
             del self.files[ep]
         self.offset_to_commit = upto
         self.count = 0
@@ -524,8 +882,7 @@ class Writer:
 
     def close(self) -> None:
         """R1.7/R1.8: abort what is open, commit nothing."""
-        for f in self.files.values():
-            self.abort(f)
+        self.abort_all()
         self.files.clear()
         self.buffer.clear()
 
@@ -557,11 +914,13 @@ class SinkTask:
     def put(self, records: list[LogRecord], now: int) -> dict[TP, int]:
         """One put(): returns {tp: offset to rewind the consumer to} after retriable errors."""
         for r in records:
-            if r.value is None or r.value == b"null":
+            if value_is_null(r.value):
                 if self.settings.nulls == "fail":
                     raise TaskFailed(f"null value at {r.topic}-{r.partition}@{r.offset} "
                                      "with behavior.on.null.values=fail")
-                continue  # ignore: dropped before the writer (R12.2)
+                if self.settings.nulls == "ignore":
+                    continue  # dropped before the writer (R12.2)
+                # write: buffered; the writer sends it to the tombstone ep (R12.3, R6.7)
             w = self.writers.get(r.tp)
             if w is None:
                 raise TaskFailed(f"No writer found for {r.topic}-{r.partition}")
@@ -590,8 +949,7 @@ class SinkTask:
                     continue
                 # R1.5: rewind to the first uncommitted record, drop the writer, back off
                 starts = [f.start for f in w.files.values()] + [r.offset for r in w.buffer]
-                for f in w.files.values():
-                    w.abort(f)
+                w.abort_all()
                 fresh = Writer(self, tp, now)
                 fresh.failure_time = now
                 fresh.offset_to_commit = w.offset_to_commit
