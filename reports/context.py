@@ -77,13 +77,13 @@ def observed_objects(result: Any) -> list[dict[str, Any]]:
     try:
         from conformance.checkers import RunData
         from conformance.runner import model_config
-        from conformance.targets import target_kind
+        from conformance.targets import object_format_of, target_kind
 
         kind = target_kind(result.target)
         kind = "confluent" if result.target.startswith("model@") else kind
         cfg = model_config(result.scenario, kind)
         records = []
-        if result.expectation is not None or cfg is not None:
+        if result.expectation is not None or cfg is not None or object_format_of(result.target):
             from reference_impl.connect_data import SinkRecord
 
             offsets = [p for p in result.observation.produced]
@@ -165,6 +165,17 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "still_moving": result.observation.still_moving,
         "timeline": timeline_events(result),
     }
+    others = getattr(result, "other_claims", None) or []
+    if others:  # further claims checked on the same observation (Spark: a raw listing's view)
+        from conformance.verdicts import overall
+
+        e["claim"]["view"] = result.claim.view
+        e["other_claims"] = [
+            {"claim": {"name": c.name, "view": c.view, "properties": sorted(c.properties), "naming": c.naming,
+                       "reasons": list(c.reasons)},
+             "status": overall(vs),
+             "verdicts": [{**v.to_json(), "cell": v.status if v.claimed else NOT_CLAIMED} for v in vs]}
+            for c, vs in others]
     e = ctx.redactor.data(e)
     ctx._entries[key] = e
     return e

@@ -128,10 +128,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         result = run_scenario(scenario, args.target, out, plugin_path=args.plugin_path)
     except TargetSpecError as e:
         raise UsageError(str(e)) from None
-    for v in result.verdicts:
-        mark = {"pass": "ok  ", "fail": "FAIL", "unknown": "??  "}[v.status]
-        claimed = "claimed" if v.claimed else "measured"
-        print(f"  {mark} {v.property:<18} {claimed:<8} {v.message}")
+    sets = [(result.claim, result.verdicts)] + list(getattr(result, "other_claims", []))
+    for claim, verdicts in sets:
+        if len(sets) > 1:  # a target with several claims (Spark: through its log, and a raw listing)
+            print(f"  claim {claim.name}, {claim.view} view:")
+        for v in verdicts:
+            mark = {"pass": "ok  ", "fail": "FAIL", "unknown": "??  "}[v.status]
+            claimed = "claimed" if v.claimed else "measured"
+            print(f"  {mark} {v.property:<18} {claimed:<8} {v.message}")
     if result.failed():
         print(failure_block(result))
     print(f"{result.status.upper()}: {args.target} on {scenario.name} in {result.wall_s:.1f}s "

@@ -150,6 +150,38 @@ def test_the_two_views_of_one_observation():
     assert lost["no-loss"].status == "fail" and lost["commit-safety"].status == "fail"
 
 
+def test_both_claims_reach_the_result_and_its_report(tmp_path):
+    """A RunResult keeps the primary claim's verdicts and the listing's; a failed claimed
+    property of either fails the run; results.json carries both sets, objects decoded."""
+    from conformance.runner import RunResult
+    from conformance.verdicts import FAIL, PASS, Verdict
+    from reports import ReportContext
+    from reports.context import entry
+
+    recs = [{"topic": "t", "partition": 0, "timestamp": None, "key": None, "value": {"seq": i}, "headers": []}
+            for i in range(2)]
+    sc = Scenario("views", {}, {"t": 1}, recs)
+    obj = _obj("out/part-a.txt", [0, 1])
+    obs = Observation(bucket_samples=[BucketSample(2, (obj,), committed_keys=(obj.key,))],
+                      offset_samples=[OffsetSample(1, {"t-0": 2})], quiet=True)
+    from adapters.observation import ProducedRecord
+
+    obs.produced = [ProducedRecord("t", 0, i, None, None, json.dumps({"seq": i}).encode()) for i in range(2)]
+    log_claim, listing_claim = claims_for("spark-streaming", {})
+    ok = [Verdict("no-loss", PASS, True)]
+    r = RunResult(sc, "spark-streaming", log_claim, obs, None, ok, 1.0, tmp_path,
+                  [(listing_claim, [Verdict("no-duplicates", FAIL, False)])])
+    assert r.status == "pass" and r.all_verdicts()[1].property == "no-duplicates"
+    e = entry(r, ReportContext())
+    assert e["claim"]["view"] == "log"
+    (other,) = e["other_claims"]
+    assert other["claim"]["view"] == "listing" and other["verdicts"][0]["cell"] == "not-claimed"
+    assert e["objects"][0]["offsets"] == ["t-0@0", "t-0@1"]
+    bad = RunResult(sc, "spark-streaming", log_claim, obs, None, ok, 1.0, tmp_path,
+                    [(listing_claim, [Verdict("no-loss", FAIL, True)])])
+    assert bad.status == "fail" and [v.property for v in bad.failed()] == ["no-loss"]
+
+
 # --- a real query, killed mid-batch --------------------------------------------------------------
 
 CONFIG = {"output.prefix": "spark-out", "trigger.interval.ms": "500", "max.offsets.per.trigger": "20",
