@@ -267,8 +267,11 @@ class SparkStreamingTarget(Target):
     def _create_topics(self, topics: Mapping[str, int]) -> None:
         from confluent_kafka.admin import NewTopic
 
+        # no retention: scenarios carry old record timestamps, and the broker's time-based
+        # retention (7 days by record time) would delete them within its first check (~30 s)
         futs = self._admin_client().create_topics(
-            [NewTopic(t, num_partitions=n, replication_factor=1) for t, n in topics.items()], operation_timeout=30)
+            [NewTopic(t, num_partitions=n, replication_factor=1, config={"retention.ms": "-1"})
+             for t, n in topics.items()], operation_timeout=30)
         for t, f in futs.items():
             try:
                 f.result(timeout=40)
