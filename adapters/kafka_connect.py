@@ -170,6 +170,7 @@ class KafkaConnectTarget(Target):
         self._stop_sampling = threading.Event()
         self._producer = None
         self._admin = None
+        self._group_offsets = None
         self._s3 = None
         self.sampler_errors: list[str] = []
         self.connector_version: str | None = None
@@ -302,6 +303,9 @@ class KafkaConnectTarget(Target):
             except Exception:  # noqa: BLE001
                 pass
             self._producer = None
+        if self._group_offsets is not None:
+            self._group_offsets.close()
+            self._group_offsets = None
         if self.stack is not None:
             if self._own_stack:
                 self.stack.stop()
@@ -439,31 +443,18 @@ class KafkaConnectTarget(Target):
             kw = {"KeyMarker": r["NextKeyMarker"], "UploadIdMarker": r["NextUploadIdMarker"]}
         return BucketSample(now_ms(), tuple(sorted(objs, key=lambda o: o.key)), tuple(uploads))
 
-    def committed_offsets(self) -> dict[str, int]:
-        from confluent_kafka import ConsumerGroupTopicPartitions
+    def _offsets(self):
+        if self._group_offsets is None:
+            from adapters.group_offsets import GroupOffsets
 
-        admin = self._admin_client()
-        fut = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(self.group)],
-                                                request_timeout=10)
-        out: dict[str, int] = {}
-        for _, f in fut.items():
-            res = f.result(timeout=15)
-            for tp in res.topic_partitions or []:
-                if tp.offset >= 0 and (not self.topics or tp.topic in self.topics):
-                    out[f"{tp.topic}-{tp.partition}"] = tp.offset
-        return out
+            self._group_offsets = GroupOffsets(self.stack.bootstrap, self.group)
+        return self._group_offsets
+
+    def committed_offsets(self) -> dict[str, int]:
+        return {f"{t}-{p}": o for (t, p), o in self._offsets().committed(self.topics).items()}
 
     def log_end_offsets(self) -> dict[str, int]:
-        from confluent_kafka import TopicPartition
-        from confluent_kafka.admin import OffsetSpec
-
-        admin = self._admin_client()
-        req = {TopicPartition(t, p): OffsetSpec.latest()
-               for t, n in self.topics.items() for p in range(n)}
-        out = {}
-        for tp, f in admin.list_offsets(req, request_timeout=10).items():
-            out[f"{tp.topic}-{tp.partition}"] = f.result(timeout=15).offset
-        return out
+        return {f"{t}-{p}": o for (t, p), o in self._offsets().log_ends(self.topics).items()}
 
     def sample_status(self) -> StatusSample:
         try:

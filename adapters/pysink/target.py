@@ -83,6 +83,7 @@ class PySinkTarget(Target):
         self._moto = None
         self._producer = None
         self._admin = None
+        self._group_offsets = None
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._sampler: threading.Thread | None = None
@@ -183,6 +184,9 @@ class PySinkTarget(Target):
             self._producer.flush(5)
             self._producer = None
         self._admin = None
+        if self._group_offsets is not None:
+            self._group_offsets.close()
+            self._group_offsets = None
         if self._moto is not None:
             self._moto.stop()
             self._moto = None
@@ -220,30 +224,24 @@ class PySinkTarget(Target):
                 if "TOPIC_ALREADY_EXISTS" not in str(e):
                     raise TargetError(f"could not create topic {t!r}: {e}") from None
 
+    def _offsets(self):
+        if self._group_offsets is None:
+            from adapters.group_offsets import GroupOffsets
+
+            self._group_offsets = GroupOffsets(self.stack.bootstrap, self.group)
+        return self._group_offsets
+
     def committed(self) -> dict[tuple[str, int], int]:
         if self.mode != "broker":
             assert self.log is not None
             return self.log.committed(self.group)
-        from confluent_kafka import ConsumerGroupTopicPartitions
-
-        out = {}
-        for _, f in self._admin_client().list_consumer_group_offsets(
-                [ConsumerGroupTopicPartitions(self.group)], request_timeout=10).items():
-            for tp in f.result(timeout=15).topic_partitions or []:
-                if tp.offset >= 0 and tp.topic in self.topics:
-                    out[(tp.topic, tp.partition)] = tp.offset
-        return out
+        return self._offsets().committed(self.topics)
 
     def log_ends(self) -> dict[tuple[str, int], int]:
         if self.mode != "broker":
             assert self.log is not None
             return self.log.ends()
-        from confluent_kafka import TopicPartition
-        from confluent_kafka.admin import OffsetSpec
-
-        req = {TopicPartition(t, p): OffsetSpec.latest() for t, n in self.topics.items() for p in range(n)}
-        return {(tp.topic, tp.partition): f.result(timeout=15).offset
-                for tp, f in self._admin_client().list_offsets(req, request_timeout=10).items()}
+        return self._offsets().log_ends(self.topics)
 
     # --- produce -----------------------------------------------------------------------------
     def produce(self, records: Sequence[RecordToProduce]) -> list[int]:

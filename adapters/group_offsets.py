@@ -1,0 +1,53 @@
+"""A sink's consumer-group offsets and its topics' log ends, read from outside the group.
+
+Reads go through a plain Consumer that carries the group's id but never subscribes, so it never
+joins the group. The admin client's ListConsumerGroupOffsets is avoided on purpose: librdkafka
+dereferences a null consumer-group handle when that request meets NOT_COORDINATOR (the
+coordinator of a new group is still loading) and the whole process dies with SIGSEGV
+(librdkafka #5040, confluent-kafka-python #1982; seen here in the sampler of pysink:broker).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping
+
+TP = tuple[str, int]
+
+
+class GroupOffsets:
+    def __init__(self, bootstrap: str, group: str):
+        from confluent_kafka import Consumer
+
+        self.group = group
+        self._consumer: Any = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                                        "enable.auto.commit": False, "log_level": 3})
+        self._lock = threading.Lock()  # the sampler thread and the caller's thread share it
+
+    def committed(self, topics: Mapping[str, int], timeout_s: float = 15) -> dict[TP, int]:
+        """Committed offsets of every partition of `topics` (name -> partition count) that has one."""
+        from confluent_kafka import TopicPartition
+
+        tps = [TopicPartition(t, p) for t, n in sorted(topics.items()) for p in range(n)]
+        if not tps:
+            return {}
+        with self._lock:
+            got = self._consumer.committed(tps, timeout=timeout_s)
+        return {(tp.topic, tp.partition): tp.offset for tp in got if tp.error is None and tp.offset >= 0}
+
+    def log_ends(self, topics: Mapping[str, int], timeout_s: float = 15) -> dict[TP, int]:
+        """The next offset to be written, per partition of `topics`."""
+        from confluent_kafka import TopicPartition
+
+        out = {}
+        with self._lock:
+            for t, n in sorted(topics.items()):
+                for p in range(n):
+                    _, high = self._consumer.get_watermark_offsets(TopicPartition(t, p), timeout=timeout_s)
+                    out[(t, p)] = high
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            if self._consumer is not None:
+                self._consumer.close()  # never subscribed, auto-commit off: leaves the group as it was
+                self._consumer = None
