@@ -1,7 +1,8 @@
 """The Python sink across the connector's matrix, on its own (no reference model): keys and
 headers objects (R11, E6), tombstone writing (R12.3, E7), ByteArrayFormat (R10.2), the
 RecordField and Wallclock extractors (R6.5, E9), the DataExceptions that stop the task
-(R11.4), and the configs it still refuses, each naming its property.
+(R11.4), value-schema rotation (R3.7, R14.2), and the configs it still refuses, each naming
+its property.
 
 Each test drives a `PySinkTarget` in-process with `threaded=False` and a `ManualClock`
 (`step(at_ms)` is one put at that time) against one moto server shared by the module; each
@@ -353,3 +354,20 @@ def test_the_target_refuses_before_starting_anything(tmp_path):
     with pytest.raises(TargetError, match=r"rejected by the Python sink: errors\.tolerance=all"):
         t.start({**BASE, "errors.tolerance": "all"}, {"t": 1})
     assert t._moto is None
+
+
+# --- R2.2 steps 4 and 6: value-schema changes within an ep rotate ---------------------------------
+
+def test_schema_changes_rotate_under_none(sink):
+    """R3.7: a schemaless/schema'd switch within an ep rotates; R14.2 (NONE): so does any other
+    schema (here a name), while the same schema spelled with its defaults does not."""
+    s1 = {"type": "struct", "fields": [{"field": "n", "type": "int64"}]}
+    s1_spelled = {"type": "struct", "optional": False, "fields": [{"field": "n", "type": "int64", "optional": False}]}
+    s2 = {**s1, "name": "v2"}
+    t = sink({"flush.size": "10"})
+    t.produce([rec({"n": 0}), rec({"schema": s1, "payload": {"n": 1}}), rec({"schema": s1_spelled, "payload": {"n": 2}}),
+               rec({"schema": s2, "payload": {"n": 3}}), rec({"n": 4})])
+    t.step(T0)
+    assert objects(t) == {D + "t+0+0000000000.json": b'{"n":0}\n', D + "t+0+0000000001.json": b'{"n":1}\n{"n":2}\n',
+                          D + "t+0+0000000003.json": b'{"n":3}\n'}
+    assert t.committed() == {("t", 0): 4}

@@ -2,8 +2,8 @@
 the spec (it never imports `reference_impl`, which checks it).
 
 Layers, as in Kafka Connect:
-* `Writer`: one topic-partition's writer (R2.2 order: extract time, encode partition, time
-  rotation, append, flush.size). Open files stream multipart parts of `s3.part.size` to S3
+* `Writer`: one topic-partition's writer (R2.2 order: extract time, encode partition, schema
+  null-ness (R3.7), time rotation, schema change (R14.2, NONE), append, flush.size). Open files stream multipart parts of `s3.part.size` to S3
   (R7.1); a rotation uploads and completes every open file of the TP (R3.1) and only then
   sets the offset to commit (R4.1).
 * What a file holds: JsonFormat or ByteArrayFormat values (R10.1, R10.2), plus JsonFormat
@@ -362,6 +362,25 @@ def field_ep(schema: Any, payload: Any, names: tuple[str, ...], offset: int) -> 
     return "/".join(parts)
 
 
+def schema_key(schema: Any) -> tuple:
+    """A JsonConverter schema as Connect compares it (`Schema.equals`): type, optional,
+    default, name, version, doc, parameters, and the field/item/key/value schemas in order."""
+    if not isinstance(schema, dict):
+        return ("?", json.dumps(schema, sort_keys=True))
+    t = schema.get("type")
+    if t == "struct":
+        sub: tuple = tuple((f.get("field"), schema_key(f)) for f in schema.get("fields") or [])
+    elif t == "array":
+        sub = (schema_key(schema.get("items")),)
+    elif t == "map":
+        sub = (schema_key(schema.get("keys")), schema_key(schema.get("values")))
+    else:
+        sub = ()
+    params = tuple(sorted((str(k), str(v)) for k, v in (schema.get("parameters") or {}).items()))
+    return (t, bool(schema.get("optional", False)), json.dumps(schema.get("default"), sort_keys=True),
+            schema.get("name"), schema.get("version"), schema.get("doc"), params, sub)
+
+
 def json_line(payload: Any) -> bytes:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
@@ -622,6 +641,7 @@ class Writer:
         self.inst = task.instance
         self.buffer: deque[LogRecord] = deque()
         self.files: dict[str, FileSet] = {}
+        self.schemas: dict[str, tuple | None] = {}  # the value schema remembered per ep (R2.2 steps 4, 6)
         # BUG(unstable-boundaries): the flush counter is kept in local state and survives a
         # restart, so after a replay files are cut at other offsets.
         self.count = task.scratch.get(("count", tp), 0) if task.variant == "unstable-boundaries" else 0
@@ -702,9 +722,18 @@ class Writer:
             if ts is not None and self.base_ts is None:
                 self.base_ts = ts
             ep = s.tombstone_ep if tomb else self.encode(rec, schema, payload, has_schema, ts)  # R6.7
+            sch = schema_key(schema) if has_schema else None
+            if ep in self.schemas and (self.schemas[ep] is None) != (sch is None):
+                self.commit(now, False)  # R3.7: a schemaless/schema'd switch within an ep
+                continue
+            if self.schemas.get(ep) is None:
+                self.schemas[ep] = sch
             rotate, timed = self.rotate_on_time(ep, ts, now)
             if rotate:
                 self.commit(now, timed)
+                continue
+            if self.count > 0 and sch is not None and sch != self.schemas[ep]:
+                self.commit(now, False)  # R14.2 NONE: any other value schema rotates
                 continue
             fs = self.files.get(ep)
             if fs is None:
@@ -874,6 +903,7 @@ class Writer:
         self.offset_to_commit = upto
         self.count = 0
         self.base_ts = None
+        self.schemas.clear()
         self.first_wall = None
         if self.task.variant == "unstable-boundaries":
             self.task.scratch[("count", self.tp)] = 0
