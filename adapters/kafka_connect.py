@@ -3,14 +3,17 @@ jars, native JVM processes), fed by a real broker, writing to moto's S3 server.
 
     target = KafkaConnectTarget(run_dir, profile="aiven")            # its own stack
     target = KafkaConnectTarget(run_dir, stack=shared_stack)          # share a started stack
+    target = KafkaConnectTarget(run_dir, profile="confluent", plugin_path=[d],
+                                s3_endpoint=front.endpoint)           # S3 through the fault front
     target.start(config, {"orders": 3})
     target.produce([RecordToProduce("orders", 0, ts, b"k", b"v")])
     target.apply_fault(Fault("kill-worker", {"downtime_s": 1}))
     target.wait_until_quiet(60)
     obs = target.observe(); target.stop()
 
-Fault kinds (`Fault.kind`, params): `kill-worker` (worker=0, downtime_s=0, restart=True),
-`pause-worker` (worker=0, duration_s=5; SIGSTOP then SIGCONT: a zombie task),
+Fault kinds (`Fault.kind`, params): `crash` (= `kill-worker`), `kill-worker` (worker=0,
+downtime_s=0, restart=True), `pause` / `resume` (SIGSTOP a worker until `resume` sends SIGCONT:
+a zombie task), `pause-worker` (worker=0, duration_s=5; SIGSTOP then SIGCONT),
 `add-worker`, `remove-worker` (worker=-1), `rebalance` (duration_s=10: add a worker, wait,
 remove it), `update-config` (config={...}: merged and PUT mid-stream), `restart-task`
 (task=0), `restart-connector`.
@@ -34,7 +37,7 @@ from adapters.connectors import (ConnectorConfigError, ConnectorProfile, S3Locat
                                  fill_config, parse_connector_config, profile_for, redact)
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample,
                                   ProducedRecord, S3Object, StatusSample)
-from adapters.supervisor import (ConnectWorker, KafkaStack, now_ms, wait_until)
+from adapters.supervisor import (ConnectWorker, KafkaStack, MotoS3Server, now_ms, s3_client, wait_until)
 from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
 
 KAFKA_VERSION = "4.1.1"
@@ -135,6 +138,8 @@ def format_config_errors(connector: str, errors: Mapping[str, list[str]]) -> str
 
 
 _bucket_seq = itertools.count(1)
+FAULTS = ("crash", "kill-worker", "pause", "resume", "pause-worker", "add-worker", "remove-worker", "rebalance",
+          "update-config", "restart-task", "restart-connector")
 
 
 class KafkaConnectTarget(Target):
@@ -145,7 +150,7 @@ class KafkaConnectTarget(Target):
                  bucket: str | None = None, sample_interval_s: float = 1.0,
                  read_bodies: bool = True, offset_flush_interval_ms: int = 2000,
                  worker_heap: str = "768m", broker_heap: str = "512m",
-                 running_timeout_s: float = 60):
+                 running_timeout_s: float = 60, s3_endpoint: str | None = None):
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._own_stack = stack is None
@@ -159,6 +164,10 @@ class KafkaConnectTarget(Target):
         self.worker_heap = worker_heap
         self.broker_heap = broker_heap
         self.running_timeout_s = running_timeout_s
+        # where the connector reaches S3: sinkcheck's fault front before an S3 server, or None for
+        # the stack's own moto
+        self.s3_endpoint = s3_endpoint
+        self._paused: list[ConnectWorker] = []
         self.profile: ConnectorProfile | None = None
         self.name: str | None = None
         self.config: dict[str, str] = {}
@@ -204,7 +213,8 @@ class KafkaConnectTarget(Target):
                     f"--plugin-path (plugin_path=...)")
             self.stack = KafkaStack(self.run_dir, plugin_paths=[pdir],
                                     broker_heap=self.broker_heap, worker_heap=self.worker_heap,
-                                    offset_flush_interval_ms=self.offset_flush_interval_ms)
+                                    offset_flush_interval_ms=self.offset_flush_interval_ms,
+                                    with_s3=self.s3_endpoint is None)
             self.stack.start()
         stack = self.stack
         self.obs.log_paths.update(stack.log_paths())
@@ -213,12 +223,16 @@ class KafkaConnectTarget(Target):
                 f"the worker has no plugin for {self.profile.connector_class} "
                 f"(profile {self.profile.name}); plugin.path: {stack.plugin_paths}")
         if self.profile.writes_s3:
-            if stack.s3 is None:
-                raise TargetError("this stack runs no S3 server")
+            if self.s3_endpoint is None and stack.s3 is None:
+                raise TargetError("this stack runs no S3 server and no s3_endpoint was given")
             self.bucket = self.bucket or f"sinkcheck-{next(_bucket_seq)}-{int(time.time())}"
-            stack.s3.create_bucket(self.bucket)
-            s3 = S3Location(stack.s3.endpoint, self.bucket, stack.s3.ACCESS_KEY,
-                            stack.s3.SECRET_KEY, stack.s3.REGION)
+            try:
+                self._s3_client().create_bucket(Bucket=self.bucket)
+            except Exception as e:  # noqa: BLE001
+                if "BucketAlreadyOwnedByYou" not in str(e) and "BucketAlreadyExists" not in str(e):
+                    raise TargetError(f"could not create bucket {self.bucket!r} at {self._endpoint()}: {e}") from None
+            s3 = S3Location(self._endpoint(), self.bucket, MotoS3Server.ACCESS_KEY,
+                            MotoS3Server.SECRET_KEY, MotoS3Server.REGION)
         else:
             s3 = None
         cfg = fill_config(cfg, self.profile, s3)
@@ -322,7 +336,8 @@ class KafkaConnectTarget(Target):
             connector_class=p.connector_class if p else None,
             connector_version=self.connector_version,
             kafka_version=KAFKA_VERSION,
-            s3_server=f"moto {self.stack.s3.endpoint}" if self.stack and self.stack.s3 else None,
+            s3_server=(f"moto {self.stack.s3.endpoint}" if self.stack and self.stack.s3
+                       else f"S3 at {self.s3_endpoint}" if self.s3_endpoint else None),
             extra={"connector": self.name or "", "bucket": self.bucket or "",
                    "config": json.dumps(redact(self.config, p), sort_keys=True)},
         )
@@ -361,6 +376,10 @@ class KafkaConnectTarget(Target):
         kind, params = fault.kind, dict(fault.params)
         t0 = now_ms()
         detail = ""
+        restart_from = None
+        asked = kind  # recorded as the scenario named it
+        if kind == "crash":  # the worker dies and comes back
+            kind, params = "kill-worker", {"restart": True, **params}
         if kind == "kill-worker":
             w = self._worker(params)
             pid = w.proc.pid if w.proc else None
@@ -376,6 +395,17 @@ class KafkaConnectTarget(Target):
             time.sleep(float(params.get("duration_s", 5)))
             w.resume()
             detail = f"SIGSTOP/SIGCONT {w.name} (pid {w.proc.pid})"
+        elif kind == "pause":  # a zombie: SIGSTOP, and it stays stopped until `resume`
+            w = self._worker(params)
+            w.pause()
+            self._paused.append(w)
+            detail = f"SIGSTOP {w.name} (pid {w.proc.pid})"
+        elif kind == "resume":
+            woke = [w for w in self._paused if w.proc is not None and w.proc.alive]
+            for w in woke:
+                w.resume()
+            self._paused = []
+            detail = f"SIGCONT {[w.name for w in woke]}"
         elif kind == "add-worker":
             w = self.stack.add_worker()
             detail = f"started {w.name} at {w.rest_url}"
@@ -393,7 +423,10 @@ class KafkaConnectTarget(Target):
             new.update({str(k): str(v) for k, v in dict(params.get("config", {})).items()})
             self._submit_config(new)
             self.config = new
-            detail = f"PUT config with {sorted(params.get('config', {}))}"
+            self.wait_running(self.running_timeout_s)
+            # the restarted task resumes from the group's committed offsets (R1.2)
+            restart_from = self.committed_offsets()
+            detail = f"PUT config with {sorted(params.get('config', {}))}; the task restarted from {restart_from}"
         elif kind == "restart-task":
             task = int(params.get("task", 0))
             self.rest.request("POST", f"/connectors/{urllib.parse.quote(self.name)}/tasks/{task}/restart")
@@ -403,15 +436,20 @@ class KafkaConnectTarget(Target):
                                       f"?includeTasks=true")
             detail = "connector and tasks restarted"
         else:
-            raise TargetError(f"unknown fault kind {kind!r}")
+            raise TargetError(f"fault {kind!r} is not supported by the Kafka Connect target; supported: "
+                              f"{', '.join(FAULTS)}")
         with self._lock:
-            self.obs.faults.append(FaultEvent(kind, params, True, t0, now_ms(), detail))
+            self.obs.faults.append(FaultEvent(asked, params, True, t0, now_ms(), detail, restart_from=restart_from))
         self.obs.log_paths.update(self.stack.log_paths())
 
     # ------------------------------------------------------------------ observe
+    def _endpoint(self) -> str:
+        assert self.s3_endpoint is not None or (self.stack is not None and self.stack.s3 is not None)
+        return self.s3_endpoint or self.stack.s3.endpoint
+
     def _s3_client(self):
         if self._s3 is None:
-            self._s3 = self.stack.s3.client()
+            self._s3 = s3_client(self._endpoint())
         return self._s3
 
     def sample_bucket(self) -> BucketSample | None:

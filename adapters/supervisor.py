@@ -517,6 +517,19 @@ class ConnectWorker:
             self.proc.stop()
 
 
+def s3_client(endpoint: str):
+    """A boto3 S3 client for sinkcheck's S3 server at `endpoint` (or the fault front before
+    it): path-style, moto's credentials, short timeouts."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("s3", endpoint_url=endpoint, region_name=MotoS3Server.REGION,
+                        aws_access_key_id=MotoS3Server.ACCESS_KEY,
+                        aws_secret_access_key=MotoS3Server.SECRET_KEY,
+                        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2},
+                                      connect_timeout=5, read_timeout=30))
+
+
 class MotoS3Server:
     """moto's S3 server as a subprocess on a free loopback port, with one bucket."""
 
@@ -541,15 +554,7 @@ class MotoS3Server:
         return self.dir / "moto.log"
 
     def client(self):
-        import boto3
-        from botocore.config import Config
-
-        return boto3.client("s3", endpoint_url=self.endpoint, region_name=self.REGION,
-                            aws_access_key_id=self.ACCESS_KEY,
-                            aws_secret_access_key=self.SECRET_KEY,
-                            config=Config(s3={"addressing_style": "path"},
-                                          retries={"max_attempts": 2},
-                                          connect_timeout=5, read_timeout=30))
+        return s3_client(self.endpoint)
 
     def start(self) -> "MotoS3Server":
         t0 = time.monotonic()

@@ -58,7 +58,7 @@ def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin
         from adapters.kafka_connect import KafkaConnectTarget
 
         profile = spec.split(":", 1)[1]
-        return KafkaConnectTarget(run_dir, profile=profile, plugin_path=plugin_path or [])
+        return KafkaConnectTarget(run_dir, profile=profile, plugin_path=plugin_path or [], s3_endpoint=s3_endpoint)
     if spec == "spark-streaming":
         from adapters.spark_streaming.target import SparkStreamingTarget
 

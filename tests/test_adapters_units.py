@@ -231,3 +231,39 @@ def test_listening_ports_sees_a_listener():
     assert port in listening_ports()
     s.close()
     assert port not in listening_ports()
+
+
+class _FakeWorker:
+    """Stands in for a ConnectWorker: this tests how the target routes fault names, not Kafka
+    Connect (tests/test_adapters_kafka.py drives real workers)."""
+
+    def __init__(self, name: str):
+        self.name, self.calls = name, []
+        self.proc = type("P", (), {"pid": 4242, "alive": True})()
+
+    def kill(self):
+        self.calls.append("kill")
+
+    def restart(self):
+        self.calls.append("restart")
+
+    def pause(self):
+        self.calls.append("SIGSTOP")
+
+    def resume(self):
+        self.calls.append("SIGCONT")
+
+
+def test_scenario_fault_names_reach_the_connect_worker(tmp_path):
+    from adapters.kafka_connect import KafkaConnectTarget
+    from adapters.target import Fault
+
+    t = KafkaConnectTarget(tmp_path)
+    w = _FakeWorker("worker-1")
+    t.stack = type("S", (), {"workers": [w], "log_paths": lambda self: {}})()
+    for kind in ("crash", "pause", "resume"):
+        t.apply_fault(Fault(kind))
+    assert w.calls == ["kill", "restart", "SIGSTOP", "SIGCONT"]
+    assert [f.kind for f in t.obs.faults] == ["crash", "pause", "resume"] and all(f.fired for f in t.obs.faults)
+    with pytest.raises(TargetError, match="not supported by the Kafka Connect target; supported: crash"):
+        t.apply_fault(Fault("no-such-fault"))
