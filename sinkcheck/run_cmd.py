@@ -529,6 +529,22 @@ def environment(targets: Sequence[str], connector_versions: set[str]) -> dict[st
     return env
 
 
+def own_preflight(out: Path, term: "Terminal") -> list[dict[str, Any]]:
+    """Preflight the kind of S3 server the targets write to (sinkcheck's moto), so the report
+    says what the verdicts rest on even when no --preflight file is given."""
+    from dataclasses import asdict
+
+    from adapters.supervisor import MotoS3Server
+    from sinkcheck.preflight_cmd import preflight
+
+    term.progress("[sinkcheck] preflight of the S3 server…")
+    server = MotoS3Server(out / "preflight-s3", bucket="sinkcheck-preflight").start()
+    try:
+        return [{**asdict(c), "endpoint": "sinkcheck's moto"} for c in preflight(server.endpoint, "sinkcheck-preflight")]
+    finally:
+        server.stop()
+
+
 def load_preflight(path: str | None) -> list[dict[str, Any]] | None:
     if not path:
         return None
@@ -618,6 +634,7 @@ def cmd_run(args: Any) -> int:
     profile, n_examples, derandomize, max_records = resolve_profile(args)
     seed = args.seed if args.seed is not None else (0 if derandomize else int.from_bytes(os.urandom(3), "big"))
     preflight = load_preflight(args.preflight)
+    needs_s3 = any(not t.startswith("model") for t in targets)
     baseline = None
     if args.baseline_results:
         try:
@@ -666,6 +683,11 @@ def cmd_run(args: Any) -> int:
         # 3. generated scenarios, shrunk on failure
         run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, args.connector_version,
                       with_faults=not args.no_faults)
+    if preflight is None and needs_s3 and args.preflight_s3 and (sess.results or sess.errors):
+        try:
+            preflight = own_preflight(out, term)
+        except Exception as e:  # noqa: BLE001 - the report says why it has no preflight
+            preflight = [{"check": "preflight of sinkcheck's S3 server", "status": "error", "detail": f"{type(e).__name__}: {e}"}]
     term.progress("")
     if not sess.results and not sess.errors:
         why = []
@@ -729,7 +751,10 @@ def add_run_parser(sub: Any) -> None:
     r.add_argument("--no-faults", action="store_true", help="generated scenarios without fault schedules")
     r.add_argument("--property", action="append", default=None,
                    help="only scenarios whose claim includes this property, and only its verdicts (repeatable)")
-    r.add_argument("--preflight", default=None, help="a preflight result file (sinkcheck preflight --out) to embed")
+    r.add_argument("--preflight", default=None, help="a preflight result file (sinkcheck preflight --out) to embed "
+                                                   "instead of preflighting sinkcheck's own S3 server")
+    r.add_argument("--no-preflight", dest="preflight_s3", action="store_false",
+                   help="do not preflight sinkcheck's S3 server after the run")
     r.add_argument("--baseline-results", default=None, help="an earlier results.json: the report shows changes since it")
     r.add_argument("--failures-dir", default=FAILURES_DIR, help=f"saved failures, replayed first (default {FAILURES_DIR})")
     r.add_argument("--no-save-failures", dest="save_failures", action="store_false", help="do not save failures for next time")

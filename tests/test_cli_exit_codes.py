@@ -114,6 +114,16 @@ def test_pass_is_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert {p.name for p in (tmp_path / "out").iterdir()} >= {"report.html", "junit.xml", "results.json", "failures"}
 
 
+def test_run_preflights_its_s3_server_into_the_report(tmp_path: Path) -> None:
+    assert run(tmp_path, "--target", spec(PassingTarget), *CHEAP) == Exit.OK
+    pre = json.loads((tmp_path / "out" / "results.json").read_text())["preflight"]
+    assert {c["check"] for c in pre} >= {"multipart upload invisible until complete"}
+    assert all(c["status"] == "pass" for c in pre), pre
+    assert 'id="preflight"' in (tmp_path / "out" / "report.html").read_text()
+    assert run(tmp_path, "--target", spec(PassingTarget), *CHEAP, "--no-preflight") == Exit.OK
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["preflight"] is None
+
+
 def test_claimed_failure_is_1_with_failure_block_and_reproducer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(tmp_path, "--target", spec(LosingTarget), *CHEAP) == Exit.FAILED == 1
     out = capsys.readouterr().out
