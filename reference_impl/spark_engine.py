@@ -72,8 +72,16 @@ MANIFEST_DDL = (
 )
 
 
-def spark_session(master: str | None = None, app: str = "sinkcheck-model"):
-    """An embedded `local[*]` session by default, bound to loopback; any `spark.master` works."""
+def spark_session(master: str | None = None, app: str = "sinkcheck-model", *,
+                  jars: Sequence[str] = (), hadoop_conf: dict[str, str] | None = None,
+                  conf: dict[str, str] | None = None):
+    """An embedded `local[*]` session by default, bound to loopback; any `spark.master` works.
+
+    `jars` are local jar files handed to the session (`spark.jars`: Spark serves them to its
+    executors, so a cluster's workers need not have them); `hadoop_conf` becomes
+    `spark.hadoop.*` (e.g. S3A's endpoint); `conf` is any other Spark setting. Jars only take
+    effect in a new session; Hadoop settings are also applied to a session that already
+    exists, for file systems it opens from then on."""
     from pyspark.sql import SparkSession
 
     master = master or os.environ.get("SINKCHECK_SPARK_MASTER") or "local[*]"
@@ -92,9 +100,22 @@ def spark_session(master: str | None = None, app: str = "sinkcheck-model"):
         .config("spark.pyspark.python", python)
         .config("spark.pyspark.driver.python", sys.executable)
     )
-    if master.startswith("local"):
+    if master.startswith("local") or master.startswith(("spark://127.0.0.1:", "spark://localhost:")):
+        # a cluster on loopback must reach the driver on loopback too, not on the host's name
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-    return builder.getOrCreate()
+    if jars:
+        builder = builder.config("spark.jars", ",".join(jars))
+    for k, v in (hadoop_conf or {}).items():
+        builder = builder.config(f"spark.hadoop.{k}", v)
+    for k, v in (conf or {}).items():
+        builder = builder.config(k, v)
+    session = builder.getOrCreate()
+    if hadoop_conf:
+        # getOrCreate returned a running session: its Hadoop configuration predates ours
+        hc = session.sparkContext._jsc.hadoopConfiguration()
+        for k, v in hadoop_conf.items():
+            hc.set(k, v)
+    return session
 
 
 def records_dataframe(spark, path: str):

@@ -150,13 +150,14 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "connector_version": sc.connector_version,
         "config_summary": config_summary(sc.connector),
         "connector": sc.connector,
-        "records": len(sc.records),
+        # an audit's result counts records it never holds (reference: conformance.audit.AuditResult)
+        "records": getattr(result, "record_count", None) or len(sc.records),
         "faults_scheduled": [f.to_json() for f in sc.faults],
         "faults": [_fault_json(f) for f in result.observation.faults],
         "wall_s": round(result.wall_s, 3),
         "run_dir": run_dir,
         "scenario_file": scenario_file,
-        "replay": replay_command(scenario_file, result.target),
+        "replay": getattr(result, "reproduce", None) or replay_command(scenario_file, result.target),
         "steps": sc.steps(),
         "verdicts": verdicts,
         "objects": observed_objects(result),
@@ -176,6 +177,8 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
              "status": overall(vs),
              "verdicts": [{**v.to_json(), "cell": v.status if v.claimed else NOT_CLAIMED} for v in vs]}
             for c, vs in others]
+    if getattr(result, "audit", None):
+        e["audit"] = result.audit  # the audit's counts for this topic-partition
     e = ctx.redactor.data(e)
     ctx._entries[key] = e
     return e

@@ -173,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default=None, help="where the run's logs go (default .sinkcheck/replay/<name>)")
     r.set_defaults(func=cmd_replay)
 
+    from sinkcheck.audit_cmd import add_audit_parser
     from sinkcheck.gate_cmd import add_gate_parser
     from sinkcheck.preflight_cmd import add_preflight_parser
     from sinkcheck.run_cmd import add_run_parser
@@ -180,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(sub)  # run: set_defaults(func=run_cmd.cmd_run)
     add_gate_parser(sub)  # gate: set_defaults(func=gate_cmd.cmd_gate)
     add_preflight_parser(sub)  # preflight: set_defaults(func=preflight_cmd.cmd_preflight)
+    add_audit_parser(sub)  # audit: set_defaults(func=audit_cmd.cmd_audit)
     return p
 
 

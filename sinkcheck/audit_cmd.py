@@ -1,0 +1,204 @@
+"""`sinkcheck audit`: after the fact, on Spark: did the sink that wrote this bucket lose or
+duplicate any of these records, and is every object where the connector config says?
+
+    sinkcheck audit --records RECORDS(.parquet|.jsonl) --bucket s3://BUCKET/PREFIX
+                    --config CONNECTOR.json [--spark-master URL] [--s3-endpoint URL] --out DIR
+
+Writes DIR/report.html, junit.xml and results.json (one result per topic-partition) through the
+same writers as `run`; exit 0 all claimed properties pass, 1 one failed, 2 one is unknown,
+4 bad input (the message says what to fix), 5 no records and no objects.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+from sinkcheck.cli import UsageError, _read
+from sinkcheck.exitcodes import Exit
+
+
+def _connector(path: str, version: str | None, bucket: str) -> tuple[dict[str, str], Any]:
+    from reference_impl.config import ConfigError, ConfigSyntaxError, load_config_text, parse_config
+    from reference_impl.versions import VersionError
+
+    text = _read(path, "connector config")
+    try:
+        _, raw = load_config_text(text, path)
+    except ConfigSyntaxError as e:
+        raise UsageError(f"--config {path}: malformed JSON at line {e.line}, column {e.column}; give "
+                         "{\"name\":…,\"config\":{…}} or a flat map of strings") from None
+    except ConfigError as e:
+        raise UsageError(f"--config {path}: {e}") from None
+    cfg = dict(raw)
+    cfg.setdefault("storage.class", "io.confluent.connect.s3.storage.S3Storage")
+    cfg.setdefault("s3.bucket.name", bucket)
+    cfg.pop("connector.class", None)
+    try:
+        return raw, parse_config(cfg, version=version)
+    except ConfigError as e:
+        raise UsageError(f"--config {path}: {e}") from None
+    except VersionError as e:
+        raise UsageError(f"--connector-version: {e}") from None
+
+
+def _records(spark: Any, source: str) -> Any:
+    """The records as the model's record DataFrame; a usage error names what is wrong."""
+    from pyspark.errors import AnalysisException
+
+    from reference_impl.spark_engine import records_dataframe
+
+    if source.startswith("kafka://"):
+        raise UsageError(f"--records {source}: reading a topic directly is not supported yet; dump it to Parquet "
+                         "(topic, partition, offset, timestamp, key, value, headers) and pass that file")
+    if not os.path.exists(source):
+        raise UsageError(f"--records: file not found: {source}")
+    parquet = source.endswith(".parquet") or os.path.isdir(source)
+    if not parquet and not source.endswith((".jsonl", ".json", ".ndjson")):
+        raise UsageError(f"--records {source}: give RECORDS.jsonl or a Parquet dump (.parquet file or directory)")
+    try:
+        if parquet:
+            cols = set(spark.read.parquet(source).columns)
+            missing = [c for c in ("topic", "partition", "offset", "timestamp", "key", "value", "headers") if c not in cols]
+            if missing:
+                raise UsageError(f"--records {source}: the Parquet dump lacks the column(s) {', '.join(missing)}; "
+                                 "it needs topic, partition, offset, timestamp, key, value, headers")
+        df = records_dataframe(spark, source)
+        bad = df.filter("topic is null or partition is null or offset is null").count()
+    except AnalysisException as e:
+        raise UsageError(f"--records {source}: Spark cannot read it: {str(e).splitlines()[0]}") from None
+    if bad:
+        raise UsageError(f"--records {source}: {bad} records lack topic, partition or offset (malformed lines?); "
+                         "each record is {\"topic\":…, \"partition\":…, \"offset\":…, \"timestamp\":…, \"key\":…, "
+                         "\"value\":…, \"headers\":[…]}")
+    return df, parquet
+
+
+def _session(master: str | None, hadoop_conf: dict[str, str]) -> tuple[Any, bool]:
+    """A session with S3A: jars handed over as local files. Returns (session, created here)."""
+    from pyspark.sql import SparkSession
+
+    from adapters.jars import JarFetchError, jar_files
+    from reference_impl.spark_engine import spark_session
+
+    try:
+        jars = jar_files("spark-s3a")
+    except JarFetchError as e:
+        raise UsageError(f"Spark's S3A jars are not available: {e}") from None
+    existed = SparkSession.getActiveSession() is not None
+    spark = spark_session(master, "sinkcheck-audit", jars=jars, hadoop_conf=hadoop_conf)
+    return spark, not existed
+
+
+def cmd_audit(args: Any) -> int:
+    from conformance.audit import AuditInputError, BucketLocation, S3Access, audit_results, run_audit
+    from reports import ReportContext, write_reports
+    from reports.redact import Redactor
+    from sinkcheck.run_cmd import Terminal, exit_for
+
+    started = time.monotonic()
+    try:
+        location = BucketLocation.parse(args.bucket)
+    except AuditInputError as e:
+        raise UsageError(str(e)) from None
+    raw, cfg = _connector(args.config, args.connector_version, location.bucket)
+    try:
+        access = S3Access.resolve(raw, args.s3_endpoint)
+    except AuditInputError as e:
+        raise UsageError(str(e)) from None
+    redactor = Redactor.from_configs(raw, {"aws.secret.access.key": access.secret_key})
+    term = Terminal(redactor)
+    if not args.records.startswith("kafka://") and not os.path.exists(args.records):
+        raise UsageError(f"--records: file not found: {args.records}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    spark, created = _session(args.spark_master, access.hadoop_conf())
+    try:
+        records, parquet = _records(spark, args.records)
+        term.progress(f"auditing {location.url} against {args.records} on {spark.sparkContext.master} ...")
+        try:
+            outcome = run_audit(spark, cfg, records, location, clustered=parquet)
+        except Exception as e:
+            msg = str(e)
+            if "AccessDenied" in msg or "NoSuchBucket" in msg or "UnknownHost" in msg or "Connection refused" in msg:
+                first = next((ln for ln in msg.splitlines() if "Exception" in ln), msg.splitlines()[0])
+                raise UsageError(f"cannot read {location.url} through S3A ({first.strip()[:300]}); check --s3-endpoint, "
+                                 "the bucket name and the credentials") from None
+            raise
+        master = spark.sparkContext.master
+        spark_version = spark.version
+    finally:
+        if created:
+            spark.stop()
+    term.progress("")
+
+    reproduce = command_line(args)
+    results = audit_results(outcome, raw, args.connector_version, out / "topic-partitions", reproduce)
+    if not results:
+        term.err(f"sinkcheck audit: nothing to audit: {args.records} holds no records and {location.url} no objects")
+        return Exit.NOTHING_SELECTED
+    import platform
+
+    import sinkcheck
+
+    env = {"sinkcheck version": sinkcheck.__version__, "python": platform.python_version(),
+           "Spark": f"{spark_version} on {master}", "records": args.records, "bucket": location.url,
+           "S3 endpoint": access.endpoint or "AWS (S3A default)",
+           "connector version (model)": cfg.version.text,
+           "objects listed": outcome.listing.listed, "records audited": outcome.records}
+    ctx = ReportContext(command="audit", duration_s=time.monotonic() - started, environment=env,
+                        notes=list(outcome.notes), redactor=redactor)
+    if outcome.constraints_reason:
+        ctx.notes.append(f"exact objects cannot be checked: {outcome.constraints_reason}")
+    if outcome.task_failure:
+        f = outcome.task_failure
+        ctx.notes.append(f"the model's task dies ({f['rule']}: {f['message']}); objects it may or may not have "
+                         "committed are not counted as lost")
+    paths = write_reports(out, results, ctx)
+
+    shown = sorted(results, key=lambda r: {"fail": 0, "unknown": 1, "pass": 2}[r.status])
+    for r in shown[:20]:
+        a = r.audit
+        term.out(f"{r.status.upper():<7} {r.scenario.name}: {a['records']} records, {a['observed_objects']} objects; "
+                 f"{a['lost']} lost, {a['duplicated']} duplicated, {a['not_yet_visible']} not yet visible; objects: "
+                 f"{a['missing']} missing, {a['different']} different, {a['unexpected']} unexpected")
+        for v in r.failed():
+            for w in v.witnesses[:3]:
+                term.out(f"          {w.anomaly}: {' '.join(w.keys)[:120]} {w.explanation[:160]}")
+    if len(shown) > 20:
+        term.out(f"... and {len(shown) - 20} more topic-partitions (all in the report)")
+    for n in ctx.notes:
+        term.out(f"note: {n}")
+    code = exit_for(results, [])
+    word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.UNKNOWN: "UNKNOWN"}[code]
+    term.out(f"{word}: audit of {location.url}: {len(results)} topic-partitions, {outcome.records} records, "
+             f"{outcome.listing.listed} objects in {time.monotonic() - started:.1f}s")
+    for k, p in paths.items():
+        term.out(f"  {k:<5} {p}")
+    return code
+
+
+def add_audit_parser(sub: Any) -> None:
+    a = sub.add_parser("audit", help="check a bucket a sink wrote against the records it was given (on Spark)")
+    a.add_argument("--records", required=True,
+                   help="RECORDS.jsonl or a Parquet dump of the topic (topic, partition, offset, timestamp, key, value, headers)")
+    a.add_argument("--bucket", required=True, help="s3://BUCKET/PREFIX: where the sink wrote (the prefix is a directory)")
+    a.add_argument("--config", required=True, help="the connector JSON the sink ran with ({\"name\":…,\"config\":{…}} or flat)")
+    a.add_argument("--connector-version", default=None, help="the Confluent S3 sink version the model holds the sink to")
+    a.add_argument("--spark-master", default=None, help="spark.master (default: embedded local[*]); e.g. spark://host:7077")
+    a.add_argument("--s3-endpoint", default=None, help="an S3-compatible endpoint (default: the config's store.url, else AWS)")
+    a.add_argument("--out", required=True, help="where report.html, junit.xml and results.json go")
+    a.set_defaults(func=cmd_audit)
+
+
+def command_line(args: Any) -> str:
+    """The command that repeats this audit (the report's 'reproduce' line)."""
+    parts = ["sinkcheck", "audit", "--records", args.records, "--bucket", args.bucket, "--config", args.config]
+    for flag, value in (("--connector-version", args.connector_version), ("--spark-master", args.spark_master),
+                        ("--s3-endpoint", args.s3_endpoint)):
+        if value:
+            parts += [flag, value]
+    return " ".join(shlex.quote(p) for p in parts + ["--out", args.out])

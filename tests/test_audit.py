@@ -1,0 +1,279 @@
+"""`sinkcheck audit` on moto: a bucket written exactly as the model says passes; a tampered copy
+(an object deleted, a record range copied under another start offset, one object's contents
+altered, objects the model never names) fails with witnesses per topic-partition in
+results.json; bad input exits 4 naming what is wrong; the same audit runs on a standalone
+Spark master with one worker that the test starts and stops."""
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.supervisor import (LOOPBACK, ManagedProcess, MotoS3Server, child_pids, free_port, listening_ports,
+                                 port_open, wait_until)
+from reference_impl.config import parse_config
+from reference_impl.contents import encode_view
+from reference_impl.model import expect, parse_records_lines
+from sinkcheck.cli import main
+
+pytestmark = pytest.mark.spark
+
+BUCKET = "audit-tampered"
+CLEAN = "audit-clean"  # the same objects, untouched
+TOPIC = "events"
+PARTITIONS = 4
+PER_PARTITION = 20  # flush.size 3: six objects each, offsets 18 and 19 stay open
+CONNECTOR = {
+    "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+    "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+    "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+    "partitioner.class": "io.confluent.connect.storage.partitioner.DefaultPartitioner",
+    "flush.size": "3", "s3.bucket.name": BUCKET, "topics.dir": "topics",
+}
+
+
+def _records() -> list[dict[str, Any]]:
+    return [{"topic": TOPIC, "partition": p, "offset": o, "timestamp": 1_700_000_000_000 + o, "key": o,
+             "value": {"user": f"u{p}-{o}", "n": o, "tags": ["a", "b"] if o % 2 else []}, "headers": []}
+            for p in range(PARTITIONS) for o in range(PER_PARTITION)]
+
+
+def _key(partition: int, start: int) -> str:
+    return f"topics/{TOPIC}/partition={partition}/{TOPIC}+{partition}+{start:010d}.json"
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory: pytest.TempPathFactory):
+    """moto with two buckets: CLEAN exactly as the model says, BUCKET changed."""
+    d = tmp_path_factory.mktemp("audit")
+    records = _records()
+    (d / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (d / "connector.json").write_text(json.dumps({"name": "s3-sink", "config": CONNECTOR}))
+    cfg = parse_config({k: v for k, v in CONNECTOR.items() if k != "connector.class"})
+    sink_records = parse_records_lines(json.dumps(r) for r in records)
+    exp = expect(cfg, sink_records)
+    by_off = {(r.topic, r.partition, r.offset): r for r in sink_records}
+    moto = MotoS3Server(d, bucket=BUCKET).start()
+    try:
+        s3 = moto.client()
+        moto.create_bucket(CLEAN)
+        for bucket in (CLEAN, BUCKET):
+            for o in exp.objects:
+                body = encode_view(cfg, [by_off[(o.topic, o.partition, x)] for x in o.offsets], "value")
+                s3.put_object(Bucket=bucket, Key=o.key, Body=body)
+
+        def enc(partition: int, offsets: range) -> bytes:
+            return encode_view(cfg, [by_off[(TOPIC, partition, x)] for x in offsets], "value")
+
+        s3.delete_object(Bucket=BUCKET, Key=_key(0, 3))  # loss of 3..5
+        s3.put_object(Bucket=BUCKET, Key=_key(1, 10), Body=enc(1, range(10, 13)))  # 10..12 twice
+        altered = enc(2, range(0, 3)).replace(b'"u2-1"', b'"someone-else"')
+        s3.put_object(Bucket=BUCKET, Key=_key(2, 0), Body=altered)  # offset 1 altered
+        s3.put_object(Bucket=BUCKET, Key=_key(3, 100), Body=b'{"user":"nobody","n":100,"tags":[]}\n')
+        s3.put_object(Bucket=BUCKET, Key="topics/events/partition=3/notes.txt", Body=b"left by a person\n")
+        yield {"dir": d, "moto": moto, "records": str(d / "records.jsonl"), "config": str(d / "connector.json"),
+               "expected": exp}
+    finally:
+        moto.stop()
+
+
+@pytest.fixture(scope="module")
+def spark(case):
+    """One local session with S3A for the module (the audit command reuses it)."""
+    from adapters.jars import jar_files
+    from conformance.audit import S3Access
+    from reference_impl.spark_engine import spark_session
+
+    access = S3Access.resolve({}, case["moto"].endpoint, env={"AWS_ACCESS_KEY_ID": MotoS3Server.ACCESS_KEY,
+                                                               "AWS_SECRET_ACCESS_KEY": MotoS3Server.SECRET_KEY})
+    session = spark_session("local[2]", "sinkcheck-audit-tests", jars=jar_files("spark-s3a"),
+                            hadoop_conf=access.hadoop_conf())
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def creds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", MotoS3Server.ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", MotoS3Server.SECRET_KEY)
+
+
+def _audit(case: dict[str, Any], bucket: str, out: Path, *extra: str, config: str | None = None) -> tuple[int, dict]:
+    code = main(["audit", "--records", case["records"], "--bucket", f"s3://{bucket}/topics",
+                 "--config", config or case["config"], "--s3-endpoint", case["moto"].endpoint, "--out", str(out), *extra])
+    doc = json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else {}
+    return code, doc
+
+
+def _by_tp(doc: dict) -> dict[str, dict[str, dict]]:
+    return {e["scenario"]: {v["property"]: v for v in e["verdicts"]} for e in doc["results"]}
+
+
+def test_clean_bucket_passes_with_open_tail_reported_not_lost(case, spark, creds, tmp_path):
+    code, doc = _audit(case, CLEAN, tmp_path / "out")
+    assert code == 0, doc
+    assert doc["command"] == "audit" and doc["status"] == "pass"
+    tps = _by_tp(doc)
+    assert sorted(tps) == [f"{TOPIC}-{p}" for p in range(PARTITIONS)]
+    for name, v in tps.items():
+        assert {p: x["status"] for p, x in v.items()} == {"no-loss": "pass", "no-duplicates": "pass",
+                                                          "exact-object-set": "pass"}
+        assert v["no-loss"]["details"]["not_yet_visible"] == 2  # 18 and 19: the model's open tail
+        assert v["no-loss"]["details"]["not_yet_visible_range"] == [18, 19]
+        assert v["exact-object-set"]["details"]["exact_objects"] == 6
+    entry = doc["results"][0]
+    assert entry["records"] == PER_PARTITION and entry["replay"].startswith("sinkcheck audit ")
+    assert (tmp_path / "out" / "report.html").exists() and (tmp_path / "out" / "junit.xml").exists()
+
+
+def test_tampered_bucket_fails_with_witnesses_per_topic_partition(case, spark, creds, tmp_path):
+    code, doc = _audit(case, BUCKET, tmp_path / "out")
+    assert code == 1
+    tps = _by_tp(doc)
+
+    # events-0: the object holding 3..5 was deleted
+    v = tps[f"{TOPIC}-0"]
+    assert v["no-loss"]["status"] == "fail" and v["no-loss"]["claimed"]
+    lost = v["no-loss"]["witnesses"]
+    assert [w["offsets"] for w in lost] == [[f"{TOPIC}-0@3", f"{TOPIC}-0@4", f"{TOPIC}-0@5"]]
+    assert lost[0]["keys"] == [_key(0, 3)]
+    missing = [w for w in v["exact-object-set"]["witnesses"] if w["anomaly"] == "missing-object"]
+    assert [w["keys"] for w in missing] == [[_key(0, 3)]]
+    assert v["no-duplicates"]["status"] == "pass"
+
+    # events-1: 10..12 copied under start offset 10
+    v = tps[f"{TOPIC}-1"]
+    assert v["no-loss"]["status"] == "pass"
+    dup = v["no-duplicates"]["witnesses"]
+    assert v["no-duplicates"]["status"] == "fail" and v["no-duplicates"]["details"]["duplicated"] == 3
+    assert sorted(o for w in dup for o in w["offsets"]) == [f"{TOPIC}-1@10", f"{TOPIC}-1@11", f"{TOPIC}-1@12"]
+    assert all(_key(1, 10) in w["keys"] for w in dup)
+    assert {k for w in dup for k in w["keys"]} == {_key(1, 9), _key(1, 12), _key(1, 10)}
+    unexpected = [w for w in v["exact-object-set"]["witnesses"] if w["anomaly"] == "unexpected-object"]
+    assert [w["keys"] for w in unexpected] == [[_key(1, 10)]]
+    assert unexpected[0]["observed"]["records"] == "10..12"
+
+    # events-2: record 1's value altered inside the model's object
+    v = tps[f"{TOPIC}-2"]
+    diff = [w for w in v["exact-object-set"]["witnesses"] if w["anomaly"] == "different-object"]
+    assert [w["keys"] for w in diff] == [[_key(2, 0)]]
+    assert diff[0]["observed"]["first_difference_at_row"] == 1 and "someone-else" in diff[0]["observed"]["observed_row"]
+    assert [w["offsets"] for w in v["no-loss"]["witnesses"]] == [[f"{TOPIC}-2@1"]]
+
+    # events-3: an object the model never names, holding a row of no record
+    v = tps[f"{TOPIC}-3"]
+    assert v["no-loss"]["status"] == "pass" and v["no-duplicates"]["status"] == "pass"
+    unexpected = [w for w in v["exact-object-set"]["witnesses"] if w["anomaly"] == "unexpected-object"]
+    assert [w["keys"] for w in unexpected] == [[_key(3, 100)]]
+    assert unexpected[0]["observed"]["rows_matching_no_record"] == 1
+
+    # a key that names no topic-partition at all
+    v = tps["(objects outside any topic-partition)"]
+    assert v["exact-object-set"]["status"] == "fail"
+    assert v["exact-object-set"]["witnesses"][0]["keys"] == ["topics/events/partition=3/notes.txt"]
+
+    junit = (tmp_path / "out" / "junit.xml").read_text()
+    assert f"{TOPIC}-0@3" in junit and "Reproduce with: sinkcheck audit" in junit
+
+
+def test_scheduled_rotation_leaves_exact_objects_unknown_with_the_reason(case, spark, creds, tmp_path):
+    cfg = dict(CONNECTOR, **{"rotate.schedule.interval.ms": "60000", "timezone": "UTC"})
+    path = tmp_path / "scheduled.json"
+    path.write_text(json.dumps(cfg))
+    code, doc = _audit(case, BUCKET, tmp_path / "out", config=str(path))
+    tps = _by_tp(doc)
+    exact = tps[f"{TOPIC}-1"]["exact-object-set"]
+    assert exact["status"] == "unknown" and "rotate.schedule.interval.ms" in exact["message"]
+    assert not exact["claimed"]  # scheduled rotation claims at-least-once only (§16)
+    # content matching still finds the deleted records: later offsets of events-0 are visible
+    assert tps[f"{TOPIC}-0"]["no-loss"]["status"] == "fail"
+    assert [w["offsets"] for w in tps[f"{TOPIC}-0"]["no-loss"]["witnesses"]] == [[f"{TOPIC}-0@3", f"{TOPIC}-0@4",
+                                                                                   f"{TOPIC}-0@5"]]
+    assert tps[f"{TOPIC}-0"]["no-loss"]["details"]["not_yet_visible"] == 2
+    assert code == 1  # no-loss is claimed under at-least-once too
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"records": "missing.jsonl"}, "records: file not found: "),
+    ({"bucket": "https://audit-clean/x"}, "give s3://BUCKET/PREFIX"),
+    ({"bucket": "s3://A_/x"}, "is not a valid S3 bucket name"),
+    ({"config": "bad-flush"}, "flush.size"),
+    ({"config": "missing"}, "connector config file not found"),
+])
+def test_bad_input_exits_4_naming_what_is_wrong(case, tmp_path, capsys, change, message):
+    records = case["records"] if "records" not in change else str(tmp_path / change["records"])
+    bucket = change.get("bucket", f"s3://{CLEAN}/topics")
+    config = case["config"]
+    if change.get("config") == "bad-flush":
+        config = str(tmp_path / "c.json")
+        Path(config).write_text(json.dumps(dict(CONNECTOR, **{"flush.size": "three"})))
+    elif change.get("config") == "missing":
+        config = str(tmp_path / "nope.json")
+    code = main(["audit", "--records", records, "--bucket", bucket, "--config", config,
+                 "--s3-endpoint", case["moto"].endpoint, "--out", str(tmp_path / "out")])
+    assert code == 4
+    assert message in capsys.readouterr().err
+
+
+# --- on a standalone cluster -------------------------------------------------------------------------
+
+def _spark_class() -> str:
+    import pyspark
+
+    return str(Path(pyspark.__file__).parent / "bin" / "spark-class")
+
+
+def _alive_workers(ui_port: int) -> int:
+    with urllib.request.urlopen(f"http://{LOOPBACK}:{ui_port}/json/", timeout=5) as r:
+        return int(json.loads(r.read()).get("aliveworkers", 0))
+
+
+@pytest.mark.spark_cluster
+def test_audit_on_a_standalone_master_with_one_worker(case, spark, creds, tmp_path):
+    """The same tampered bucket, audited by executors of a standalone cluster on loopback; the
+    master and the worker are stopped whatever happens, and nothing is left behind."""
+    import pyspark
+
+    spark.stop()  # one SparkContext per JVM: the cluster's session replaces the module's
+    before = child_pids()
+    home = str(Path(pyspark.__file__).parent)
+    env = {"SPARK_HOME": home, "SPARK_LOCAL_IP": LOOPBACK, "SPARK_LOCAL_HOSTNAME": "localhost",
+           "SPARK_NO_DAEMONIZE": "1", "SPARK_LOG_DIR": str(tmp_path / "logs")}
+    port, ui, wport, wui = free_port(), free_port(), free_port(), free_port()
+    master = ManagedProcess("spark-master", [_spark_class(), "org.apache.spark.deploy.master.Master", "--host", LOOPBACK,
+                                             "--port", str(port), "--webui-port", str(ui)],
+                            tmp_path / "master.log", env=env)
+    worker = ManagedProcess("spark-worker", [_spark_class(), "org.apache.spark.deploy.worker.Worker", "--host", LOOPBACK,
+                                             "--port", str(wport), "--webui-port", str(wui), "--cores", "2",
+                                             "--memory", "1g", "--work-dir", str(tmp_path / "work"),
+                                             f"spark://{LOOPBACK}:{port}"],
+                            tmp_path / "worker.log", env=env)
+    ports = {port, ui, wport, wui}
+    try:
+        master.start()
+        wait_until(lambda: port_open(port) and port_open(ui), 60, f"the Spark master on {LOOPBACK}:{port}",
+                   log=master.log_path, proc=master)
+        worker.start()
+        wait_until(lambda: _alive_workers(ui) >= 1, 60, "one worker registered with the Spark master",
+                   log=worker.log_path, proc=worker)
+        code, doc = _audit(case, BUCKET, tmp_path / "out", "--spark-master", f"spark://{LOOPBACK}:{port}")
+        assert code == 1
+        assert "spark://" in doc["environment"]["Spark"]
+        tps = _by_tp(doc)
+        assert [w["offsets"] for w in tps[f"{TOPIC}-0"]["no-loss"]["witnesses"]] == [
+            [f"{TOPIC}-0@3", f"{TOPIC}-0@4", f"{TOPIC}-0@5"]]
+        assert tps[f"{TOPIC}-1"]["no-duplicates"]["details"]["duplicated"] == 3
+        assert list((tmp_path / "work").glob("app-*")), "the audit ran no executor on the worker"
+    finally:
+        worker.stop()
+        master.stop()
+    deadline = time.monotonic() + 20
+    while (child_pids() - before) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not (child_pids() - before), f"processes left behind: {child_pids() - before}"
+    assert not (ports & listening_ports()), f"ports still listening: {ports & listening_ports()}"
