@@ -336,6 +336,9 @@ class KafkaBroker:
             "transaction.state.log.num.partitions": 1,
             "group.initial.rebalance.delay.ms": 0,
             "auto.create.topics.enable": "false",
+            # scenarios carry record timestamps from the past (2024): time-based retention would
+            # delete their segments while a test runs (seen: OffsetOutOfRange ~30 s in)
+            "log.retention.ms": -1,
             # the multipart stories produce 1 MiB records (adapters.produce.MAX_MESSAGE_BYTES)
             "message.max.bytes": 10 * 1024 * 1024,
             "replica.fetch.max.bytes": 10 * 1024 * 1024,
