@@ -19,6 +19,7 @@ import atexit
 import base64
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -113,6 +114,17 @@ def wait_until(predicate: Callable[[], object], timeout_s: float, what: str, *,
         time.sleep(interval_s)
 
 
+def _dies_with_parent(argv: Sequence[str]) -> list[str]:
+    """`argv` run so that the kernel SIGKILLs it when the thread that started it dies: a test
+    process that crashes (a segfault, a SIGKILL) then leaves no broker or worker behind to eat
+    the machine. setpriv (util-linux, on every Debian) sets that and execs `argv` in place, so
+    the pid stays the child's; preexec_fn would do the same but is unsafe in a threaded parent.
+    Processes are started from the caller's thread (never from a sampler), which lives as long
+    as the run."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else list(argv)
+
+
 class ManagedProcess:
     """One OS process in its own process group, output to `log_path`."""
 
@@ -150,7 +162,7 @@ class ManagedProcess:
         if self.env:
             env.update(self.env)
         try:
-            self.popen = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT,
+            self.popen = subprocess.Popen(_dies_with_parent(self.argv), stdout=out, stderr=subprocess.STDOUT,
                                           stdin=subprocess.DEVNULL, env=env, cwd=self.cwd,
                                           start_new_session=True)
         finally:

@@ -267,3 +267,18 @@ def test_scenario_fault_names_reach_the_connect_worker(tmp_path):
     assert [f.kind for f in t.obs.faults] == ["crash", "pause", "resume"] and all(f.fired for f in t.obs.faults)
     with pytest.raises(TargetError, match="not supported by the Kafka Connect target; supported: crash"):
         t.apply_fault(Fault("no-such-fault"))
+
+
+def test_a_managed_process_dies_when_the_process_that_started_it_is_killed(tmp_path):
+    """A test runner that crashes (SIGKILL, a segfault) runs no teardown: its brokers and workers
+    must still not outlive it."""
+    import subprocess
+
+    code = ("import os, signal, sys, time; from pathlib import Path; from adapters.supervisor import ManagedProcess; "
+            f"p = ManagedProcess('sleeper', ['sleep', '300'], Path({str(tmp_path)!r}) / 'sleeper.log').start(); "
+            "print(p.pid, flush=True); time.sleep(0.5); os.kill(os.getpid(), signal.SIGKILL)")
+    parent = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert parent.returncode == -signal.SIGKILL
+    child = int(parent.stdout.split()[0])
+    wait_until(lambda: not os.path.exists(f"/proc/{child}") or
+               open(f"/proc/{child}/stat").read().split()[2] == "Z", 10, f"pid {child} to die with its parent")
