@@ -154,7 +154,7 @@ def expect_arrow(cfg: SinkConfig, table: Any, jvm_zone: str = "UTC") -> "Expecta
     """The local engine over an Arrow table of records (e.g. a Parquet dump read with
     pyarrow), one put holding everything: sorted by topic-partition and offset, then folded
     like the Spark engine's streaming path."""
-    from reference_impl.model import assemble, first_fatal_null, start_failure, tp_key
+    from reference_impl.model import assemble, first_fatal_null, resolve_failure, start_failure, tp_key
     from reference_impl.partitioning import build_partitioner
 
     started = start_failure(cfg, "local")
@@ -174,11 +174,6 @@ def expect_arrow(cfg: SinkConfig, table: Any, jvm_zone: str = "UTC") -> "Expecta
     for res, sk, _ in fold_arrow_batches(cfg, build_partitioner(cfg, jvm_zone), table.to_batches(max_chunksize=100_000)):
         results.append(res)
         skipped += sk
-    failures = [r.failure for r in results if r.failure is not None]
-    failure = min(failures, key=lambda f: (f.topic or "", f.partition or 0)) if failures else None
-    if failure is not None:
-        from dataclasses import replace
-        for r in results:
-            if r.failure is None:
-                r.objects = [replace(o, certain=False) for o in r.objects]
+    # a dump has no put order: everything is one put, so nothing is re-folded (R1.4)
+    results, failure = resolve_failure(results, None, lambda k, only: [])
     return assemble(cfg, "local", results, skipped, {}, failure)

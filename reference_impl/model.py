@@ -267,7 +267,9 @@ def resolve_failure(
     failure = min(failures, key=lambda f: (f.put_index if f.put_index is not None else -1,
                                            f.topic or "", f.partition or 0, f.offset or 0))
     k = failure.put_index
-    others = {(r.topic, r.partition) for r in results if r.failure is None}
+    # every other writer, also one whose own failure would come in a later put: that put never
+    # happens, and its part of put k may or may not have
+    others = {(r.topic, r.partition) for r in results} - {(failure.topic, failure.partition)}
     if k is not None and others:
         by_tp = {(r.topic, r.partition): r for r in rerun(k + 1, others)}
         results = [by_tp.get((r.topic, r.partition), r) for r in results]

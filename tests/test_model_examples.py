@@ -275,6 +275,21 @@ def test_E9_R6_5_missing_field_kills_the_task_even_with_a_dlq(tmp_path):
     assert exp["committed_offsets"] == {"t-0": 1}
 
 
+def test_R1_4_a_writer_whose_own_failure_comes_later_may_not_have_run_in_the_dying_put(tmp_path):
+    """t-0 dies in put 1; u-0 would die only in put 2. Writers run in a shuffled order, so u-0's
+    file from put 1 may or may not exist (uncertain), and put 2 never happens."""
+    ok = {"schema": META, "payload": {"meta": {"ts": "2024-05-01T10:15:00Z"}}}
+    bad = {"schema": META, "payload": {"meta": {"ts": None}}}
+    recs = [record(0, ok), record(0, ok, topic="u"), record(1, bad), record(1, ok, topic="u"), record(2, bad, topic="u")]
+    exp = run_model(tmp_path, connector(**RECORD_FIELD), recs,
+                    [{"at": 1714558500000, "count": 2}, {"at": 1714558501000, "count": 2}, {"at": 1714558502000, "count": 1}])
+    assert (exp["task_failure"]["topic"], exp["task_failure"]["offset"], exp["task_failure"]["put"]) == ("t", 1, 1)
+    by_key = {o["key"].rsplit("/", 1)[1]: o for o in exp["objects"]}
+    assert sorted(by_key) == ["t+0+0000000000.json", "u+0+0000000000.json", "u+0+0000000001.json"]
+    assert by_key["u+0+0000000001.json"].get("certain") is False
+    assert "certain" not in by_key["u+0+0000000000.json"] and "certain" not in by_key["t+0+0000000000.json"]
+
+
 E10_SCHEMA = {"type": "struct", "optional": False, "fields": [
     {"field": "id", "type": "int32", "optional": False},
     {"field": "name", "type": "string", "optional": False},
