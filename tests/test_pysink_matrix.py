@@ -341,6 +341,11 @@ def test_the_matrix_config_is_accepted():
     ({"errors.log.enable": "true"}, ["errors.log.enable=true"]),
     ({"partitioner.class": P + "HourlyPartitioner", "timezone": "UTC", "timestamp.extractor": "com.example.Ts"},
      ["timestamp.extractor=com.example.Ts", "Wallclock, Record and RecordField"]),
+    ({"json.decimal.format": "NUMERIC"}, ["json.decimal.format=NUMERIC", "set it to BASE64"]),
+    ({"s3.schema.partition.affix.type": "PREFIX"}, ["s3.schema.partition.affix.type=PREFIX", "R6.6"]),
+    ({"partitioner.max.open.files": "3"}, ["partitioner.max.open.files=3", "R3.6"]),
+    ({"max.write.duration.ms": "1000"}, ["max.write.duration.ms=1000", "R9.1"]),
+    ({"s3.object.tagging": "true"}, ["s3.object.tagging=true", "R9.4"]),
 ])
 def test_a_config_it_cannot_run_is_refused_naming_the_property(extra, props):
     with pytest.raises(SinkConfigError) as e:

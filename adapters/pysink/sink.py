@@ -228,6 +228,20 @@ class SinkSettings:
         if flag("errors.log.enable", False):
             raise SinkConfigError("errors.log.enable=true: the Python sink has no errant-record reporter (with one, "
                                   "R12.2 makes an ignored null stop the task); remove the property or set it to false")
+        # settings of the connector the Python sink does not implement: refused, never ignored,
+        # so a run never claims behaviour the sink did not have
+        unsupported = {
+            "json.decimal.format": ("BASE64", "it writes Decimal payloads as JsonConverter hands them over (BASE64)"),
+            "s3.schema.partition.affix.type": ("NONE", "it has no schema-name affix in encoded partitions (R6.6)"),
+            "partitioner.max.open.files": ("-1", "it has no max-open-files rotation (R3.6)"),
+            "max.write.duration.ms": (str(2**63 - 1), "it has no write deadline (R9.1)"),
+            "s3.object.tagging": ("false", "it does not tag objects (R9.4)"),
+        }
+        for prop, (default, why) in unsupported.items():
+            given = str(c.get(prop, default)).strip()
+            if given.upper() != default.upper():
+                raise SinkConfigError(f"{prop}={given}: the Python sink does not support this ({why}); remove the "
+                                      f"property or set it to {default}")
         comp = c.get("s3.compression.type", "none").lower()
         if comp not in ("none", "gzip"):
             raise SinkConfigError(f"s3.compression.type={comp}: the Python sink supports none and gzip")
