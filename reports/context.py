@@ -150,7 +150,7 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "connector_version": sc.connector_version,
         "config_summary": config_summary(sc.connector),
         "connector": sc.connector,
-        # an audit's result counts records it never holds (reference: conformance.audit.AuditResult)
+        # an audit's results (conformance.audit.AuditResult) hold no records, only how many were checked
         "records": getattr(result, "record_count", None) or len(sc.records),
         "faults_scheduled": [f.to_json() for f in sc.faults],
         "faults": [_fault_json(f) for f in result.observation.faults],

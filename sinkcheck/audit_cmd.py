@@ -66,6 +66,9 @@ def _records(spark: Any, source: str) -> Any:
                 raise UsageError(f"--records {source}: the Parquet dump lacks the column(s) {', '.join(missing)}; "
                                  "it needs topic, partition, offset, timestamp, key, value, headers")
         df = records_dataframe(spark, source)
+        if not parquet:
+            # JSONL goes through Python once (it numbers the lines); the audit reads it four times
+            df = df.persist()
         bad = df.filter("topic is null or partition is null or offset is null").count()
     except AnalysisException as e:
         raise UsageError(f"--records {source}: Spark cannot read it: {str(e).splitlines()[0]}") from None
@@ -74,6 +77,34 @@ def _records(spark: Any, source: str) -> Any:
                          "each record is {\"topic\":…, \"partition\":…, \"offset\":…, \"timestamp\":…, \"key\":…, "
                          "\"value\":…, \"headers\":[…]}")
     return df, parquet
+
+
+def _check_bucket(access: Any, location: Any) -> None:
+    """Reach the bucket once before Spark does: S3A retries a wrong endpoint or a refused
+    request for minutes, and its errors name neither the flag nor the fix."""
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
+
+    client = boto3.client("s3", endpoint_url=access.endpoint, region_name=access.region or "us-east-1",
+                          aws_access_key_id=access.access_key, aws_secret_access_key=access.secret_key,
+                          config=Config(s3={"addressing_style": "path" if access.path_style else "auto"},
+                                        connect_timeout=5, read_timeout=15, retries={"max_attempts": 1}))
+    where = access.endpoint or "AWS S3"
+    try:
+        client.head_bucket(Bucket=location.bucket)
+    except EndpointConnectionError:
+        raise UsageError(f"cannot reach the S3 endpoint {where}; check --s3-endpoint (or store.url in the config)") from None
+    except ClientError as e:
+        code = str(e.response.get("Error", {}).get("Code", ""))
+        if code in ("404", "NoSuchBucket"):
+            raise UsageError(f"--bucket {location.url}: no bucket {location.bucket!r} at {where}") from None
+        if code in ("403", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
+            raise UsageError(f"--bucket {location.url}: access denied at {where}; check AWS_ACCESS_KEY_ID / "
+                             "AWS_SECRET_ACCESS_KEY (or aws.access.key.id / aws.secret.access.key in the config)") from None
+        raise UsageError(f"--bucket {location.url}: {where} answered {code or e}") from None
+    except BotoCoreError as e:
+        raise UsageError(f"cannot reach the S3 endpoint {where}: {e}") from None
 
 
 def _session(master: str | None, hadoop_conf: dict[str, str]) -> tuple[Any, bool]:
@@ -112,6 +143,7 @@ def cmd_audit(args: Any) -> int:
     term = Terminal(redactor)
     if not args.records.startswith("kafka://") and not os.path.exists(args.records):
         raise UsageError(f"--records: file not found: {args.records}")
+    _check_bucket(access, location)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -128,6 +160,8 @@ def cmd_audit(args: Any) -> int:
                 raise UsageError(f"cannot read {location.url} through S3A ({first.strip()[:300]}); check --s3-endpoint, "
                                  "the bucket name and the credentials") from None
             raise
+        finally:
+            records.unpersist()
         master = spark.sparkContext.master
         spark_version = spark.version
     finally:

@@ -199,25 +199,32 @@ def test_scheduled_rotation_leaves_exact_objects_unknown_with_the_reason(case, s
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"records": "missing.jsonl"}, "records: file not found: "),
+    ({"records": "missing.jsonl"}, "--records: file not found: "),
     ({"bucket": "https://audit-clean/x"}, "give s3://BUCKET/PREFIX"),
     ({"bucket": "s3://A_/x"}, "is not a valid S3 bucket name"),
+    ({"bucket": "s3://no-such-bucket/topics"}, "no bucket 'no-such-bucket'"),
+    ({"endpoint": "closed-port"}, "cannot reach the S3 endpoint"),
     ({"config": "bad-flush"}, "flush.size"),
     ({"config": "missing"}, "connector config file not found"),
-])
-def test_bad_input_exits_4_naming_what_is_wrong(case, tmp_path, capsys, change, message):
+], ids=["records-missing", "not-s3", "bad-bucket-name", "no-such-bucket", "unreachable", "invalid-config",
+        "config-missing"])
+def test_bad_input_exits_4_naming_what_is_wrong(case, creds, tmp_path, capsys, change, message):
+    """Checked before any Spark session starts: each answer names the flag and the fix."""
     records = case["records"] if "records" not in change else str(tmp_path / change["records"])
     bucket = change.get("bucket", f"s3://{CLEAN}/topics")
+    endpoint = case["moto"].endpoint if "endpoint" not in change else f"http://{LOOPBACK}:{free_port()}"
     config = case["config"]
     if change.get("config") == "bad-flush":
         config = str(tmp_path / "c.json")
         Path(config).write_text(json.dumps(dict(CONNECTOR, **{"flush.size": "three"})))
     elif change.get("config") == "missing":
         config = str(tmp_path / "nope.json")
+    started = time.monotonic()
     code = main(["audit", "--records", records, "--bucket", bucket, "--config", config,
-                 "--s3-endpoint", case["moto"].endpoint, "--out", str(tmp_path / "out")])
+                 "--s3-endpoint", endpoint, "--out", str(tmp_path / "out")])
     assert code == 4
     assert message in capsys.readouterr().err
+    assert time.monotonic() - started < 30  # no S3A retrying for minutes
 
 
 # --- on a standalone cluster -------------------------------------------------------------------------
