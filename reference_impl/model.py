@@ -120,14 +120,32 @@ _NULL_MESSAGES = {
 
 
 def first_fatal_null(cfg: SinkConfig, records: Sequence[SinkRecord], bounds: Sequence[int] | None) -> TaskFailure | None:
+    found = fatal_null_at(cfg, records)
+    if found is None:
+        return None
+    seq, r, rule = found
+    put = put_index_of(bounds, seq) if bounds is not None else None
+    if bounds is not None and put is None:
+        return None  # never put
+    return TaskFailure(r.offset, rule, _NULL_MESSAGES[rule], r.topic, r.partition, put)
+
+
+def fatal_null_at(cfg: SinkConfig, records: Sequence[SinkRecord]) -> tuple[int, SinkRecord, str] | None:
+    """(position in the input, record, rule) of the first null that kills the task (R12)."""
     for seq, r in enumerate(records):
         act = null_action(cfg, r)
         if act and act[0] == "kill":
-            put = put_index_of(bounds, seq) if bounds is not None else None
-            if bounds is not None and put is None:
-                return None  # never put
-            return TaskFailure(r.offset, act[1], _NULL_MESSAGES[act[1]], r.topic, r.partition, put)
+            return seq, r, act[1]
     return None
+
+
+def possible_only(results: list[FoldResult]) -> list[FoldResult]:
+    """Without a put schedule, a fatal null's put is unknown: each file the records before it
+    commit may or may not have been committed in an earlier put (R1.4: the null's own put dies
+    before any write), so none is certain."""
+    for r in results:
+        r.objects = [replace(o, certain=False) for o in r.objects]
+    return results
 
 
 # --- per-topic-partition inputs ---------------------------------------------------------------
@@ -302,17 +320,21 @@ def expect(
         return exp
 
     null_kill = first_fatal_null(cfg, records, bounds)
-    stop = null_kill.put_index if null_kill and null_kill.put_index is not None else (0 if null_kill else None)
+    stop = null_kill.put_index if null_kill else None
+    # no put schedule and a fatal null: only the records before it can have been put (earlier)
+    null_seq = fatal_null_at(cfg, records)[0] if puts is None and null_kill is not None else None  # type: ignore[index]
 
     def run(stop_before: int | None, only: set[tuple[str, int]] | None = None) -> tuple[list[FoldResult], list[SkippedRecord], dict[str, int]]:
         tasks, skipped, undelivered = [], [], {}
         for (t, p), rs in sorted(groups.items()):
             if only is not None and (t, p) not in only:
                 continue
-            tp_puts, tp_skipped, never = build_puts(cfg, rs, puts, bounds, stop_before)
-            if puts is None and null_kill is not None:
-                # one put holding everything: the fatal null stops put() before any write()
-                tp_puts, never = [], len(rs)
+            if null_seq is not None:
+                before = [(seq, r) for seq, r in rs if seq < null_seq]
+                tp_puts, tp_skipped, _ = build_puts(cfg, before, None, None, None)
+                never = len(rs) - len(before)
+            else:
+                tp_puts, tp_skipped, never = build_puts(cfg, rs, puts, bounds, stop_before)
             tasks.append((t, p, tp_puts))
             skipped += tp_skipped
             undelivered[tp_key(t, p)] = never
@@ -320,6 +342,8 @@ def expect(
 
     results, skipped, undelivered = run(stop)
     results, failure = resolve_failure(results, null_kill, lambda k, only: run(k, only)[0])
+    if null_seq is not None:
+        results = possible_only(results)
     return assemble(cfg, engine, results, skipped, undelivered, failure)
 
 

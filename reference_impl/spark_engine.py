@@ -44,6 +44,7 @@ from reference_impl.model import (
     build_puts,
     constraints_for,
     null_action,
+    possible_only,
     put_boundaries,
     put_index_of,
     tp_key,
@@ -303,8 +304,9 @@ def verify_clustered(manifest) -> list[str]:
     return problems
 
 
-def _fatal_null(cfg: SinkConfig, df, bounds: Sequence[int] | None) -> TaskFailure | None:
-    """R1.4 step 1 over the whole input; only null-valued rows are looked at."""
+def _fatal_null(cfg: SinkConfig, df, bounds: Sequence[int] | None) -> tuple[TaskFailure | None, int | None]:
+    """R1.4 step 1 over the whole input (only null-valued rows are looked at): the failure and
+    the input position (`seq`) of the null that causes it."""
     import pandas as pd
     from pyspark.sql import functions as F
 
@@ -323,14 +325,14 @@ def _fatal_null(cfg: SinkConfig, df, bounds: Sequence[int] | None) -> TaskFailur
     kills = nulls.mapInPandas(actions, "topic string, partition int, offset long, seq long, rule string")
     first = kills.orderBy(F.col("seq").asc_nulls_last(), "offset").limit(1).collect()
     if not first:
-        return None
+        return None, None
     r = first[0]
     put = None
     if bounds is not None:
         put = put_index_of(bounds, r["seq"])
         if put is None:
-            return None
-    return TaskFailure(r["offset"], r["rule"], _NULL_MESSAGES[r["rule"]], r["topic"], r["partition"], put)
+            return None, None
+    return TaskFailure(r["offset"], r["rule"], _NULL_MESSAGES[r["rule"]], r["topic"], r["partition"], put), r["seq"]
 
 
 def _results_from_rows(rows) -> tuple[list[FoldResult], list[SkippedRecord], dict[str, int]]:
@@ -376,6 +378,7 @@ def expect_spark(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm
     """The model on Spark. With `manifest_path`, the expected-object manifest is also written
     there as Parquet (one row per object, open file, topic-partition summary, failure, skip)."""
     import pandas as pd
+    from pyspark.sql import functions as F
 
     engine = "spark"
     started = start_failure(cfg, engine)
@@ -406,11 +409,12 @@ def expect_spark(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm
         exp.constraints_reason = constraints_reason(cfg)
         return exp
 
-    null_kill = _fatal_null(cfg, df, bounds)
+    null_kill, null_seq = _fatal_null(cfg, df, bounds)
+    stop = null_kill.put_index if null_kill is not None else None
+    whole = df
     if puts is None and null_kill is not None:
-        stop: int | None = 0
-    else:
-        stop = null_kill.put_index if null_kill is not None else None
+        # no put schedule: only the records before the fatal null can have been put (earlier puts)
+        df = df.filter(F.col("seq") < F.lit(null_seq)) if null_seq is not None else df.limit(0)
     stream = clustered and puts is None and null_kill is None
     manifest = fold_manifest(cfg, df, puts, jvm_zone, stop, existing_keys=existing_keys, clustered=stream)
     if manifest_path:
@@ -426,11 +430,13 @@ def expect_spark(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm
             manifest = manifest.sparkSession.read.parquet(manifest_path)
     results, skipped, undelivered = _results_from_rows(manifest.collect())
     if puts is None and null_kill is not None:
-        # one put holding everything: the fatal null stops put() before any write()
-        counts = df.groupBy("topic", "partition").count().collect()
-        undelivered = {tp_key(r["topic"], r["partition"]): r["count"] for r in counts}
+        put = {tp_key(r["topic"], r["partition"]): r["count"] for r in df.groupBy("topic", "partition").count().collect()}
+        undelivered = {tp_key(r["topic"], r["partition"]): r["count"] - put.get(tp_key(r["topic"], r["partition"]), 0)
+                       for r in whole.groupBy("topic", "partition").count().collect()}
     results, failure = resolve_failure(
         results, null_kill,
         lambda k, only: _results_from_rows(fold_manifest(cfg, df, puts, jvm_zone, k, only, existing_keys).collect())[0],
     )
+    if puts is None and null_kill is not None:
+        results = possible_only(results)
     return assemble(cfg, engine, results, skipped, undelivered, failure)

@@ -290,6 +290,23 @@ def test_R1_4_a_writer_whose_own_failure_comes_later_may_not_have_run_in_the_dyi
     assert "certain" not in by_key["u+0+0000000000.json"] and "certain" not in by_key["t+0+0000000000.json"]
 
 
+def test_R12_1_R1_4_a_fatal_null_without_put_times_leaves_only_possible_files_before_it(tmp_path):
+    """flush.size=2, a null at offset 5 under the default `fail`. Without put times the null's
+    put is unknown: the files of 0–4 may each have been committed in an earlier put, none is
+    certain; nothing at or after the null is ever put."""
+    recs = [record(o, {"n": o}) for o in range(5)] + [record(5, None), record(6, {"n": 6})]
+    exp = run_model(tmp_path, connector(flush_size=2), recs)
+    assert exp["task_failure"]["offset"] == 5 and exp["task_failure"]["rule"] == "R12.1"
+    assert keys_and_offsets(exp) == [("topics/t/partition=0/t+0+0000000000.json", [0, 1]),
+                                     ("topics/t/partition=0/t+0+0000000002.json", [2, 3])]
+    assert all(o["certain"] is False for o in exp["objects"])
+    assert exp["undelivered"] == {"t-0": 2}
+    # with put times the null's put is known: the put before it committed [0, 1] for sure
+    exp = run_model(tmp_path, connector(flush_size=2), recs, [{"at": 1, "count": 3}, {"at": 2, "count": 4}])
+    assert keys_and_offsets(exp) == [("topics/t/partition=0/t+0+0000000000.json", [0, 1])]
+    assert "certain" not in exp["objects"][0]
+
+
 E10_SCHEMA = {"type": "struct", "optional": False, "fields": [
     {"field": "id", "type": "int32", "optional": False},
     {"field": "name", "type": "string", "optional": False},
