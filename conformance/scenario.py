@@ -7,7 +7,10 @@ serialises to versioned JSON; `sinkcheck replay SCENARIO.json --target …` runs
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,11 +119,46 @@ def _secret(key: str) -> bool:
     return any(s in k for s in ("secret", "password", "token", "access.key", "accesskey", "secretkey"))
 
 
+_SEQ_TEXT = re.compile(r"^seq=(\d+)$")
+
+
+def seq_value(seq: int, kind: str, payload: dict[str, Any] | None = None, schema: dict[str, Any] | None = None) -> Any:
+    """A record value of `kind` that carries `seq`, as a scenario writes it: "map" (schemaless
+    JSON), "struct" (JsonConverter's {schema, payload}), "string" (text `seq=<n>`), "bytes" (a
+    bytes envelope whose payload is JSON holding the seq, what ByteArrayFormat writes raw)."""
+    body = {"seq": seq, **(payload or {})}
+    if kind == "map":
+        return body
+    if kind == "struct":
+        return {"schema": schema, "payload": body}
+    if kind == "string":
+        return f"seq={seq}"
+    if kind == "bytes":
+        raw = json.dumps(body, separators=(",", ":")).encode()
+        return {"schema": {"type": "bytes", "optional": True}, "payload": base64.b64encode(raw).decode()}
+    raise ValueError(f"unknown value kind {kind!r}")
+
+
 def record_seq(value: Any) -> int | None:
-    """The `seq` a produced value carries (schemaless dict or Struct payload), if any."""
+    """The `seq` a value carries, as produced or as decoded from an object: a map or a Struct
+    payload with a `seq` field, text `seq=<n>`, or bytes (raw, or base64 as JSON writes them)
+    holding such a JSON map."""
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            value = json.loads(bytes(value))
+        except ValueError:
+            return None
+    if isinstance(value, str):
+        m = _SEQ_TEXT.match(value)
+        if m:
+            return int(m.group(1))
+        try:
+            value = json.loads(base64.b64decode(value, validate=True))
+        except (ValueError, binascii.Error):
+            return None
     if isinstance(value, dict):
-        if "payload" in value and "schema" in value and isinstance(value["payload"], dict):
-            value = value["payload"]
+        if "payload" in value and "schema" in value:
+            return record_seq(value["payload"])
         s = value.get("seq")
-        return s if isinstance(s, int) else None
+        return s if isinstance(s, int) and not isinstance(s, bool) else None
     return None

@@ -149,3 +149,23 @@ def test_claims_follow_section_16():
 def test_scenario_round_trips_through_json(tmp_path):
     sc = scenario(3, [FaultStep(1, "crash")])
     assert Scenario.load(sc.save(tmp_path / "s.json")) == sc
+
+
+def test_exact_object_set_allows_but_never_requires_the_files_a_dying_task_may_have_committed():
+    """A null at offset 5 kills the task (R12.1) in a put the run does not know: the files of
+    0–4 may each exist; present, they must hold exactly the model's records."""
+    sc = scenario(7)
+    sc.records[5]["value"] = None
+    cfg = parse_config(CONFIG)
+    records = [SinkRecord.from_json({**r, "offset": i}) for i, r in enumerate(sc.records)]
+
+    def exact(objects):
+        obs = Observation(bucket_samples=[sample(10_000, objects)], offset_samples=[OffsetSample(1000, {"t-0": 3}, 1)],
+                          statuses=[StatusSample(9999, "FAILED", ("FAILED",))], quiet=True)
+        data = RunData(sc, "pysink", obs, claim_for("pysink", CONFIG, ()), cfg, expect(cfg, records), records)
+        return {v.property: v for v in run_checks(data)}["exact-object-set"]
+
+    assert exact({}).status == PASS
+    assert exact({f"{D}/t+0+0000000000.json": [0, 1, 2]}).status == PASS
+    bad = exact({f"{D}/t+0+0000000000.json": [0, 1]})
+    assert bad.status == FAIL and bad.witnesses[0].expected == [0, 1, 2] and bad.witnesses[0].observed == [0, 1]
