@@ -122,32 +122,69 @@ def put_schedules(draw: st.DrawFn, n_records: int) -> list[dict[str, int]]:
 
 # --- whole scenarios -------------------------------------------------------------------------
 
-from conformance.scenario import FaultStep, Scenario  # noqa: E402
+from conformance.scenario import FaultStep, Scenario, seq_value  # noqa: E402
 
-SINK_PARTITIONERS = ("default", "field", "hourly")
+SINK_PARTITIONERS = ("default", "field", "hourly", "daily", "time")
+FORMAT_CLASSES = {
+    "json": JSON_FORMAT,
+    "bytearray": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+    "avro": "io.confluent.connect.s3.format.avro.AvroFormat",
+    "parquet": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+}
+# value formats per claim family: the Python sink writes JSON and ByteArray values; the
+# Confluent connector all four
+SINK_FORMATS = ("json", "bytearray")
+CONFLUENT_FORMATS = ("json", "bytearray", "avro", "parquet")
+
+
+def formats_for(target_kind: str) -> tuple[str, ...]:
+    return CONFLUENT_FORMATS if target_kind == "confluent" else SINK_FORMATS
 
 
 @st.composite
-def sink_configs(draw: st.DrawFn) -> dict[str, str]:
-    """Configs a real sink runs in the suite: JSON values, rotation by size and record time."""
+def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS) -> dict[str, str]:
+    """Connector configs a sink runs in the suite, across the matrix: partitioners × timestamp
+    extractors × rotation (flush.size, rotate.interval.ms with and without partition-change
+    rotation, rotate.schedule.interval.ms) × value formats and gzip × null policies ×
+    keys/headers. Shrinks toward DefaultPartitioner, JSON, no gzip, nulls ignored, no keys or
+    headers."""
     cfg = {
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "storage.class": "io.confluent.connect.s3.storage.S3Storage",
         "format.class": JSON_FORMAT,
         "s3.bucket.name": "sinkcheck",
         "flush.size": str(draw(st.integers(1, 8))),
-        "behavior.on.null.values": "ignore",
     }
     part = draw(st.sampled_from(SINK_PARTITIONERS))
     if part == "field":
         cfg.update({"partitioner.class": P + "FieldPartitioner", "partition.field.name": "region"})
-    elif part == "hourly":
-        cfg.update({"partitioner.class": P + "HourlyPartitioner", "timestamp.extractor": "Record",
-                    "locale": "en-US", "timezone": "UTC"})
+    elif part != "default":
+        cls = {"hourly": "HourlyPartitioner", "daily": "DailyPartitioner", "time": "TimeBasedPartitioner"}[part]
+        cfg.update({"partitioner.class": P + cls, "locale": "en-US",
+                    "timezone": draw(st.sampled_from(["UTC", "Europe/Berlin", "Asia/Kolkata"])),
+                    "timestamp.extractor": draw(st.sampled_from(["Record", "RecordField", "Wallclock"])),
+                    "timestamp.field": "ts"})
+        if part == "time":
+            cfg.update({"partition.duration.ms": str(draw(st.sampled_from([600_000, 60_000, 3_600_000]))),
+                        "path.format": "'d'=dd/'h'=HH/'m'=mm"})
         if draw(st.booleans()):
-            cfg["rotate.interval.ms"] = str(draw(st.sampled_from([1000, 3000, 60000])))
-    if draw(st.booleans()):
+            cfg["rotate.interval.ms"] = str(draw(st.sampled_from([3000, 1000, 60000])))
+            if draw(st.integers(0, 3)) == 0:
+                cfg["rotate.file.on.partition.change"] = "false"
+    if draw(st.integers(0, 4)) == 0:
+        # wall-clock rotation (at-least-once, §16): short intervals so it fires within a run
+        cfg.update({"rotate.schedule.interval.ms": str(draw(st.sampled_from([2000, 5000]))),
+                    "timezone": cfg.get("timezone", "UTC")})
+    fmt = draw(st.sampled_from(formats))
+    cfg["format.class"] = FORMAT_CLASSES[fmt]
+    if fmt in ("json", "bytearray") and draw(st.booleans()):
         cfg["s3.compression.type"] = "gzip"
+    nulls = draw(st.sampled_from(["ignore", "write", "fail"]))
+    cfg["behavior.on.null.values"] = nulls
+    if nulls == "write" or draw(st.booleans()):
+        cfg.update({"store.kafka.keys": "true", "keys.format.class": JSON_FORMAT})
+    if draw(st.booleans()):
+        cfg.update({"store.kafka.headers": "true", "headers.format.class": JSON_FORMAT})
     return cfg
 
 
@@ -159,22 +196,43 @@ SINK_VALUE_SCHEMA = {
 }
 
 
+def value_kinds(cfg: dict[str, str]) -> tuple[str, ...]:
+    """The kinds of values (conformance.scenario.seq_value) a config can write without its task
+    dying on every record: ByteArray needs bytes (R10.2), Avro and Parquet and FieldPartitioner
+    need Structs (R10.4, R6.2), RecordField a Struct or a map holding the field (R6.5)."""
+    fmt = cfg.get("format.class", JSON_FORMAT).rsplit(".", 1)[-1]
+    if fmt == "ByteArrayFormat":
+        return ("bytes",)
+    if fmt in ("AvroFormat", "ParquetFormat") or cfg.get("partitioner.class", "").endswith("FieldPartitioner"):
+        return ("struct",)
+    if cfg.get("timestamp.extractor") == "RecordField" and not cfg.get("partitioner.class", "").endswith("DefaultPartitioner"):
+        return ("struct", "map")
+    return ("map", "struct", "string", "bytes")
+
+
 @st.composite
 def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
-                 structs: bool = False) -> list[dict[str, Any]]:
-    """Records with a `seq` in every value (how checkers find them in S3): late and
-    out-of-order timestamps, hour edges, idle gaps, keys, regions; Structs (JsonConverter's
-    envelope) where the partitioner needs them."""
+                 cfg: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Records with a `seq` in every value (how checkers find them in S3), of the kinds the
+    config can write (value_kinds): late and out-of-order timestamps, hour edges, idle gaps,
+    keys, headers, regions, and null values in some streams (rarely where nulls kill the task)."""
+    cfg = cfg or {}
+    kinds = value_kinds(cfg)
     n = draw(st.integers(1, max_records))
     tps = [(t, p) for t, k in topics.items() for p in range(k)]
     clock = T0 - draw(st.sampled_from([0, 1500, 60_000]))
+    fatal_nulls = cfg.get("behavior.on.null.values", "fail").lower() == "fail"
+    with_nulls = draw(st.integers(0, 3)) == 0 if fatal_nulls else draw(st.booleans())
     out = []
     for seq in range(n):
         t, p = draw(st.sampled_from(tps))
         clock += draw(st.sampled_from([0, 100, 1000, 2500, 60_000, 3_600_000]))
         ts = clock - draw(st.sampled_from([0, 0, 0, 1500, 3_600_000]))
-        payload = {"seq": seq, "region": draw(st.sampled_from(["eu", "us"])), "ts": ts}
-        value = {"schema": SINK_VALUE_SCHEMA, "payload": payload} if structs else payload
+        if with_nulls and draw(st.integers(0, 7)) == 0:
+            value = None
+        else:
+            value = seq_value(seq, draw(st.sampled_from(kinds)), {"region": draw(st.sampled_from(["eu", "us"])),
+                                                                  "ts": ts}, SINK_VALUE_SCHEMA)
         out.append({"topic": t, "partition": p, "timestamp": ts, "key": f"k{seq % 5}", "value": value,
                     "headers": [["h", str(seq)]]})
     return out
@@ -247,12 +305,12 @@ def fault_schedules(draw: st.DrawFn, n_records: int, max_faults: int = 2) -> lis
 
 
 @st.composite
-def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True) -> Scenario:
-    """A whole scenario: config, topics, records, faults. Shrinks toward fewer records and
-    no faults."""
-    cfg = draw(sink_configs())
+def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
+              formats: tuple[str, ...] = SINK_FORMATS, connector: dict[str, str] | None = None) -> Scenario:
+    """A whole scenario: config (or the user's `connector`), topics, records that fit it,
+    faults. Shrinks toward fewer records, no faults and the simplest config."""
+    cfg = dict(connector) if connector is not None else draw(sink_configs(formats))
     topics = {"orders": draw(st.integers(1, 2))}
-    structs = cfg.get("partitioner.class", "").endswith("FieldPartitioner") or draw(st.booleans())
-    records = draw(sink_records(topics, max_records, structs))
+    records = draw(sink_records(topics, max_records, cfg))
     faults = draw(fault_schedules(len(records))) if with_faults else []
     return Scenario("generated", cfg, topics, records, faults)

@@ -422,7 +422,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     from hypothesis import seed as hseed
     from hypothesis.errors import HypothesisException
 
-    from conformance.strategies import scenarios
+    from conformance.strategies import formats_for, scenarios
+    from conformance.targets import target_kind
 
     if n <= 0:
         return
@@ -433,7 +434,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
 
     @settings(database=None, max_examples=n, derandomize=derandomize, deadline=None, report_multiple_bugs=False,
               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
-    @given(scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model")))  # the model applies none
+    @given(scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),  # the model applies none
+                     formats=formats_for(target_kind(spec)), connector=connector))
     def body(sc: Any) -> None:
         if attempts["errored"] or sess.over_budget():
             if sess.over_budget() and attempts["first_fail"] is None:

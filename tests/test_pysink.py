@@ -1,5 +1,6 @@
 """The Python sink through the runner: E1 exactly as the model, a crash that loses nothing,
-bad configs named, and the three multipart stories from public write-ups."""
+bad configs named, and the three multipart stories from public write-ups over a real broker
+(the embedded suite runs them in-process too)."""
 from __future__ import annotations
 
 import pytest
@@ -52,8 +53,9 @@ def test_unknown_variant_is_named(tmp_path):
         run_scenario(Scenario("x", {**BASE, "flush.size": "1"}, {"t": 1}, records(1)), "pysink:no-such-bug", tmp_path)
 
 
+@pytest.mark.kafka
 def test_story_1_multipart_upload_completes_and_the_offset_moves_from_180_to_270(tmp_path):
-    r = run_scenario(multipart_completes(), "pysink", tmp_path, quiet_timeout_s=120)
+    r = run_scenario(multipart_completes(), "pysink:broker", tmp_path, quiet_timeout_s=120)
     assert r.status == "pass", [v.to_json() for v in r.failed()]
     commits = [s.committed.get("events-0") for s in r.observation.offset_samples]
     assert 180 in commits and commits[-1] == 270
@@ -61,8 +63,9 @@ def test_story_1_multipart_upload_completes_and_the_offset_moves_from_180_to_270
     assert third.etag.strip('"').endswith("-4")  # 90 MB in 25 MB parts: a multipart upload of 4
 
 
+@pytest.mark.kafka
 def test_story_2_crash_in_part_four_shows_nothing_partial_and_the_file_reappears_whole(tmp_path):
-    r = run_scenario(multipart_crash_in_part_four(), "pysink", tmp_path, quiet_timeout_s=120)
+    r = run_scenario(multipart_crash_in_part_four(), "pysink:broker", tmp_path, quiet_timeout_s=120)
     hung = next(f for f in r.observation.faults if f.kind == "s3")
     assert hung.fired and "part=4" in hung.detail
     for prop in ("atomic-visibility", "no-loss", "no-duplicates", "exact-object-set"):
@@ -73,8 +76,9 @@ def test_story_2_crash_in_part_four_shows_nothing_partial_and_the_file_reappears
     assert any(o.key.endswith("+0000000270.json") for o in r.observation.final_bucket.objects)
 
 
+@pytest.mark.kafka
 def test_story_3_lost_commit_reuploads_under_the_same_key_without_duplicates(tmp_path):
-    r = run_scenario(multipart_lost_commit(), "pysink", tmp_path, quiet_timeout_s=120)
+    r = run_scenario(multipart_lost_commit(), "pysink:broker", tmp_path, quiet_timeout_s=120)
     dropped = next(f for f in r.observation.faults if f.kind == "s3")
     assert dropped.fired
     assert claimed(r, "no-duplicates").status == "pass" and claimed(r, "exact-object-set").status == "pass"
@@ -85,9 +89,6 @@ def test_story_3_lost_commit_reuploads_under_the_same_key_without_duplicates(tmp
 
 
 @pytest.mark.kafka
-@pytest.mark.xfail(strict=False, reason="known bug: pysink:broker sometimes never becomes quiet (the sink stays "
-                   "busy after its last commit; seen in 1 of 5 runs and in the broker run of the suite), so "
-                   "commit-progress fails; under investigation on issue 4")
 def test_over_the_real_broker_a_crash_and_a_503_lose_nothing(tmp_path):
     """The Python sink reading a real KRaft broker (offsets committed to its consumer group),
     writing to moto through the fault front; the faults fire."""
