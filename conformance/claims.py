@@ -48,12 +48,13 @@ def _kind(target: str) -> str:
     return t if t in ("confluent", "aiven", "camel", "pysink", "spark-streaming") else "own"
 
 
-def claims_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = ()) -> list[Claim]:
+def claims_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = (),
+               version: str | None = None) -> list[Claim]:
     """Every claim the target makes for this config, the primary one (`claim_for`) first; each
     is checked on the same observation."""
     if _kind(target) == "spark-streaming":
         return spark_claims(faults)
-    return [claim_for(target, config, faults)]
+    return [claim_for(target, config, faults, version)]
 
 
 def spark_claims(faults: Iterable[FaultStep] = ()) -> list[Claim]:
@@ -71,7 +72,22 @@ def spark_claims(faults: Iterable[FaultStep] = ()) -> list[Claim]:
     return [log, listing]
 
 
-def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = ()) -> Claim:
+def conditional_writes(config: dict[str, str], version: str | None) -> bool:
+    """R8.1 as the model reads it: does CompleteMultipartUpload carry If-None-Match here?"""
+    from reference_impl.config import ConfigError, parse_config
+    from reference_impl.versions import VersionError
+
+    cfg = {k: v for k, v in config.items() if k != "connector.class"}
+    cfg.setdefault("storage.class", "io.confluent.connect.s3.storage.S3Storage")
+    cfg.setdefault("s3.bucket.name", "sinkcheck")
+    try:
+        return parse_config(cfg, version=version).conditional_writes_active
+    except (ConfigError, VersionError):
+        return False
+
+
+def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = (),
+              version: str | None = None) -> Claim:
     kind = _kind(target)
     faults = list(faults)
     if kind == "spark-streaming":
@@ -83,11 +99,13 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     reasons: list[str] = []
     exactly = True
     part = config.get("partitioner.class", "DefaultPartitioner").rsplit(".", 1)[-1]
-    if int(config.get("rotate.schedule.interval.ms", "-1") or -1) > 0:
+    scheduled = int(config.get("rotate.schedule.interval.ms", "-1") or -1) > 0
+    wallclock = part in ("TimeBasedPartitioner", "DailyPartitioner", "HourlyPartitioner") and \
+        config.get("timestamp.extractor", "Wallclock") == "Wallclock"
+    if scheduled:
         exactly = False
         reasons.append("rotate.schedule.interval.ms rotates on wall-clock time: at-least-once only (§16)")
-    if part in ("TimeBasedPartitioner", "DailyPartitioner", "HourlyPartitioner") and \
-            config.get("timestamp.extractor", "Wallclock") == "Wallclock":
+    if wallclock:
         exactly = False
         reasons.append("the Wallclock extractor is not deterministic: at-least-once only (§16)")
     if any(f.kind == "update-config" for f in faults):
@@ -103,6 +121,15 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     if exactly:
         props |= EXACTLY_ONCE
         reasons.append("deterministic partitioner and rotation: exactly-once (§16)")
+    zombie = any(f.kind in ("pause", "pause-worker") for f in faults)
+    # the Python sink does not implement conditional writes: its late uploads always overwrite
+    guarded = kind != "pysink" and conditional_writes(config, version)
+    if zombie and (scheduled or wallclock) and not guarded:
+        props -= {"no-loss", "commit-safety"}
+        reasons.append("C4: a zombie's late upload can overwrite a newer object of the same key with other records "
+                       "(boundaries follow the wall clock, and conditional writes (R8) are "
+                       + ("not implemented by the Python sink" if kind == "pysink" else "off here")
+                       + "): no-loss and commit-safety measured, not claimed")
     process_faults = any(f.kind in ("crash", "pause", "rebalance", "kill-worker", "pause-worker") for f in faults)
     s3_faults = any(f.kind == "s3" for f in faults)
     if not process_faults and (kind == "pysink" or not s3_faults):

@@ -193,7 +193,7 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
     if version:
         scenario = dataclasses.replace(scenario, connector_version=version)
     run_dir.mkdir(parents=True, exist_ok=True)
-    claim = claim_for("confluent", scenario.connector, scenario.faults)
+    claim = claim_for("confluent", scenario.connector, scenario.faults, scenario.connector_version)
     cfg = model_config(scenario, "confluent")
     t0 = 1_000_000
     next_off: dict[tuple[str, int], int] = {}
@@ -275,7 +275,7 @@ def selected(scenario: Any, spec: str, props: set[str] | None) -> bool:
     from conformance.targets import target_kind
 
     kind = "confluent" if spec.startswith("model") else target_kind(spec)
-    claim = claim_for(kind, scenario.connector, scenario.faults)
+    claim = claim_for(kind, scenario.connector, scenario.faults, scenario.connector_version)
     return bool(claim.properties & props)
 
 

@@ -169,3 +169,18 @@ def test_exact_object_set_allows_but_never_requires_the_files_a_dying_task_may_h
     assert exact({f"{D}/t+0+0000000000.json": [0, 1, 2]}).status == PASS
     bad = exact({f"{D}/t+0+0000000000.json": [0, 1]})
     assert bad.status == FAIL and bad.witnesses[0].expected == [0, 1, 2] and bad.witnesses[0].observed == [0, 1]
+
+
+def test_C4_a_zombie_under_wall_clock_boundaries_loses_no_loss_unless_conditional_writes_guard_it():
+    sched = {**CONFIG, "rotate.schedule.interval.ms": "5000", "timezone": "UTC"}
+    zombie = [FaultStep(1, "pause"), FaultStep(2, "resume")]
+    # Confluent 10.6+ sends If-None-Match on Complete here (R8.1): a late upload gets a 412
+    assert claim_for("confluent", sched, zombie, "12.1.9").claims("no-loss")
+    # before 10.6.0, or with keys stored, or in the Python sink (no R8), it overwrites (C4)
+    for target, cfg, version in [("confluent", sched, "10.5.23"),
+                                 ("confluent", {**sched, "store.kafka.keys": "true"}, "12.1.9"),
+                                 ("pysink", sched, None)]:
+        c = claim_for(target, cfg, zombie, version)
+        assert not c.claims("no-loss") and not c.claims("commit-safety") and any("C4" in r for r in c.reasons)
+    # deterministic boundaries: the late upload carries the same records, nothing to lose
+    assert claim_for("pysink", CONFIG, zombie).claims("no-loss")
