@@ -202,19 +202,32 @@ def overall_status(entries: list[dict[str, Any]], errors: list[dict[str, Any]] |
     return PASS if entries else "nothing"
 
 
+def claim_columns(e: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """(column, claim, verdicts) for each claim of a run: the target alone when it makes one
+    claim, "target · view" per claim when it makes several (Spark: log and listing)."""
+    others = e.get("other_claims") or []
+    if not others:
+        return [(e["target"], e["claim"], e["verdicts"])]
+    return [(f"{e['target']} · {e['claim'].get('view', 'listing')}", e["claim"], e["verdicts"])] + [
+        (f"{e['target']} · {o['claim']['view']}", o["claim"], o["verdicts"]) for o in others]
+
+
 def matrix(entries: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
-    """property -> target -> {"pass": n, "fail": n, "unknown": n, "not-claimed": n, plus "measured-fail": n}."""
+    """property -> column (a target, or target · view per claim) -> {"pass": n, "fail": n,
+    "unknown": n, "not-claimed": n, plus "measured-fail": n}."""
     out: dict[str, dict[str, dict[str, int]]] = {}
-    targets = sorted({e["target"] for e in entries})
-    props = list(PROPERTIES) + sorted({v["property"] for e in entries for v in e["verdicts"]} - set(PROPERTIES))
+    columns = sorted({c for e in entries for c, _, _ in claim_columns(e)})
+    props = list(PROPERTIES) + sorted({v["property"] for e in entries for _, _, vs in claim_columns(e) for v in vs}
+                                      - set(PROPERTIES))
     for p in props:
-        out[p] = {t: {PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_CLAIMED: 0, "measured-fail": 0} for t in targets}
+        out[p] = {c: {PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_CLAIMED: 0, "measured-fail": 0} for c in columns}
     for e in entries:
-        for v in e["verdicts"]:
-            cell = out[v["property"]][e["target"]]
-            cell[v["cell"]] += 1
-            if v["cell"] == NOT_CLAIMED and v["status"] == FAIL:
-                cell["measured-fail"] += 1
+        for column, _, verdicts in claim_columns(e):
+            for v in verdicts:
+                cell = out[v["property"]][column]
+                cell[v["cell"]] += 1
+                if v["cell"] == NOT_CLAIMED and v["status"] == FAIL:
+                    cell["measured-fail"] += 1
     return out
 
 

@@ -9,7 +9,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from reports.context import (NOT_CLAIMED, ReportContext, cell_status, counts, entry, matrix, overall_status)
+from reports.context import (NOT_CLAIMED, ReportContext, cell_status, claim_columns, counts, entry, matrix,
+                             overall_status)
 from reports.timeline import timeline_svg
 
 CSS = """
@@ -63,7 +64,8 @@ def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
         es = [e for e in entries if e["target"] == t]
         ts = overall_status(es)
         versions = sorted({str(e["connector_version"] or "default") for e in es})
-        claims = sorted({e["claim"]["name"] for e in es})
+        claims = sorted({f'{c["name"]}' + (f' ({c["view"]})' if c.get("view") and len(claim_columns(e)) > 1 else "")
+                         for e in es for _, c, _ in claim_columns(e)})
         configs = sorted({e["config_summary"] for e in es})
         cfg = configs[0] + (f" (+{len(configs) - 1} more configs)" if len(configs) > 1 else "")
         tgts.append(f'<div class="tgt"><b>{escape(t)}</b> {escape(", ".join(versions))} · {escape(cfg)} · '
@@ -80,7 +82,7 @@ def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
 
 def _matrix(entries: list[dict[str, Any]]) -> str:
     m = matrix(entries)
-    targets = sorted({e["target"] for e in entries})
+    targets = sorted({c for e in entries for c, _, _ in claim_columns(e)})  # a column per target and claim view
     if not targets:
         return "<p>No runs.</p>"
     rows = ['<table class="matrix" id="matrix"><tr><th>property</th>' +

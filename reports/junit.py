@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from reports.context import NOT_CLAIMED, ReportContext, entry, witness_text
+from reports.context import NOT_CLAIMED, ReportContext, claim_columns, entry, witness_text
 
 
 def _testsuite(root: ET.Element, name: str) -> ET.Element:
@@ -21,33 +21,35 @@ def junit_tree(results: list[Any], ctx: ReportContext) -> ET.Element:
     stats: dict[str, dict[str, float]] = {}
     for r in results:
         e = entry(r, ctx)
-        t = e["target"]
-        suite = suites.get(t)
-        if suite is None:
-            suite = suites[t] = _testsuite(root, f"sinkcheck {t}")
-            stats[t] = {"tests": 0, "failures": 0, "skipped": 0, "errors": 0, "time": 0.0}
-        n = max(len(e["verdicts"]), 1)
-        for v in e["verdicts"]:
-            tc = ET.SubElement(suite, "testcase", classname=red(f"sinkcheck.{t}.{e['scenario']}"), name=v["property"],
-                               time=f"{e['wall_s'] / n:.3f}")
-            stats[t]["tests"] += 1
-            stats[t]["time"] += e["wall_s"] / n
-            if v["cell"] == "fail":
-                stats[t]["failures"] += 1
-                anomaly = v["witnesses"][0]["anomaly"] if v["witnesses"] else "fail"
-                f = ET.SubElement(tc, "failure", message=red(f"{v['property']} [{v['rule']}]: {v['message']}"), type=anomaly)
-                body = [witness_text(w) for w in v["witnesses"]]
-                body += ["", f"claim: {e['claim']['name']}", f"seed: {e['seed']}", "scenario:", e["steps"], "",
-                         f"Reproduce with: {e['replay']}"]
-                f.text = red("\n".join(body))
-            elif v["cell"] == "unknown":
-                stats[t]["skipped"] += 1
-                ET.SubElement(tc, "skipped", message=red(f"unknown: {v['message']}"))
-            elif v["cell"] == NOT_CLAIMED:
-                stats[t]["skipped"] += 1
-                ET.SubElement(tc, "skipped", message=red(f"not claimed by {e['claim']['name']} (measured: {v['status']}): {v['message']}"))
-            out = ET.SubElement(tc, "system-out")
-            out.text = red(f"{e['status']} {e['scenario']} on {t}; replay: {e['replay']}")
+        for t, claim, verdicts in claim_columns(e):  # one suite per target (per claim view when several)
+            suite = suites.get(t)
+            if suite is None:
+                suite = suites[t] = _testsuite(root, f"sinkcheck {t}")
+                stats[t] = {"tests": 0, "failures": 0, "skipped": 0, "errors": 0, "time": 0.0}
+            n = max(len(verdicts), 1)
+            for v in verdicts:
+                tc = ET.SubElement(suite, "testcase", classname=red(f"sinkcheck.{t}.{e['scenario']}"), name=v["property"],
+                                   time=f"{e['wall_s'] / n:.3f}")
+                stats[t]["tests"] += 1
+                stats[t]["time"] += e["wall_s"] / n
+                if v["cell"] == "fail":
+                    stats[t]["failures"] += 1
+                    anomaly = v["witnesses"][0]["anomaly"] if v["witnesses"] else "fail"
+                    f = ET.SubElement(tc, "failure", message=red(f"{v['property']} [{v['rule']}]: {v['message']}"),
+                                      type=anomaly)
+                    body = [witness_text(w) for w in v["witnesses"]]
+                    body += ["", f"claim: {claim['name']}", f"seed: {e['seed']}", "scenario:", e["steps"], "",
+                             f"Reproduce with: {e['replay']}"]
+                    f.text = red("\n".join(body))
+                elif v["cell"] == "unknown":
+                    stats[t]["skipped"] += 1
+                    ET.SubElement(tc, "skipped", message=red(f"unknown: {v['message']}"))
+                elif v["cell"] == NOT_CLAIMED:
+                    stats[t]["skipped"] += 1
+                    ET.SubElement(tc, "skipped", message=red(f"not claimed by {claim['name']} (measured: {v['status']}): "
+                                                             f"{v['message']}"))
+                out = ET.SubElement(tc, "system-out")
+                out.text = red(f"{e['status']} {e['scenario']} on {t}; replay: {e['replay']}")
     for err in ctx.errors:
         t = err.get("target", "?")
         suite = suites.get(t)

@@ -200,3 +200,23 @@ def test_a_real_run_with_a_secret_in_its_config_leaks_it_nowhere(tmp_path: Path,
             assert s.encode() not in data, f"{s!r} leaked into {p}"
     for s in (SECRET, KEY_ID):
         assert s not in term.out and s not in term.err
+
+
+def test_a_target_with_two_claims_gets_a_matrix_column_and_a_junit_suite_per_claim_view(tmp_path: Path) -> None:
+    from conformance.claims import claims_for
+
+    sc = _scenario("spark-views", faults=False)
+    log_claim, listing_claim = claims_for("spark-streaming", {})
+    r = RunResult(sc, "spark-streaming", log_claim, _observation(lost=False), None,
+                  [Verdict("no-duplicates", PASS, True)], 1.0, tmp_path,
+                  [(listing_claim, [Verdict("no-duplicates", FAIL, False, message="2 records duplicated")])])
+    paths = write_reports(tmp_path / "out", [r], ReportContext(command="run"))
+    html = paths["html"].read_text()
+    for column, label in (("spark-streaming · log", "PASS"), ("spark-streaming · listing", "not claimed")):
+        cell = re.search(rf'data-property="no-duplicates" data-target="{re.escape(column)}">([^<]+)<', html)
+        assert cell and cell.group(1) == label, column
+    assert "exactly-once (log)" in html and "at-least-once (listing)" in html  # the banner names both claims
+    suites = {s.get("name"): s for s in ET.parse(paths["junit"]).getroot()}
+    assert set(suites) == {"sinkcheck spark-streaming · log", "sinkcheck spark-streaming · listing"}
+    skipped = suites["sinkcheck spark-streaming · listing"].find("testcase/skipped").get("message")
+    assert skipped.startswith("not claimed by at-least-once (measured: fail)")
