@@ -188,6 +188,13 @@ def build_puts(
     return [Put(i, puts[i].at_ms, per_put[i]) for i in range(n)], skipped, undelivered
 
 
+def failure_regardless_of_clock(probe: TaskFailure | None) -> TaskFailure | None:
+    """Where the task dies when the boundaries depend on the wall clock: what kills it (a null,
+    an extractor, a partitioner or a format refusing a record) depends on the records alone, so
+    a fold of every record in one put finds it; that put's index means nothing and is dropped."""
+    return None if probe is None else replace(probe, put_index=None)
+
+
 def constraints_for(cfg: SinkConfig, topic: str, partition: int, records: Sequence[SinkRecord], jvm_zone: str) -> TopicPartitionConstraints:
     """Scheduled rotation or Wallclock without put times: what holds whatever the clock does."""
     p = build_partitioner(cfg, jvm_zone)
@@ -317,6 +324,9 @@ def expect(
         exp = Expectation(cfg.version.text, engine, conditional_writes=cfg.conditional_writes_active)
         exp.constraints = [constraints_for(cfg, t, p, [r for _, r in rs], jvm_zone) for (t, p), rs in sorted(groups.items())]
         exp.constraints_reason = constraints_reason(cfg)
+        if records:
+            exp.task_failure = failure_regardless_of_clock(
+                expect(cfg, records, [PutSpec(0, len(records))], engine, jvm_zone, existing).task_failure)
         return exp
 
     null_kill = first_fatal_null(cfg, records, bounds)

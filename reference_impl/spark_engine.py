@@ -50,6 +50,7 @@ from reference_impl.model import (
     tp_key,
     _NULL_MESSAGES,
     constraints_reason,
+    failure_regardless_of_clock,
     resolve_failure,
     start_failure,
 )
@@ -407,6 +408,10 @@ def expect_spark(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm
                                                   j["key_pattern"]))
         exp.constraints = cons
         exp.constraints_reason = constraints_reason(cfg)
+        n = df.count()
+        if n:
+            exp.task_failure = failure_regardless_of_clock(
+                expect_spark(cfg, df, [PutSpec(0, n)], jvm_zone, existing_keys=existing_keys).task_failure)
         return exp
 
     null_kill, null_seq = _fatal_null(cfg, df, bounds)

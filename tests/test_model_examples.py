@@ -356,3 +356,14 @@ def test_public_rotate_schedule_interval_ms_flushes_at_the_empty_put(tmp_path):
     assert [(o["key"], o["offsets"], o["put"]) for o in exp["objects"]] == [
         (f"{D}/t+0+0000000100.json", [100, 101, 102], 3)]
     assert exp["open"] == [] and exp["committed_offsets"] == {"t-0": 103}
+
+
+def test_R6_5_a_task_that_dies_on_its_records_dies_under_scheduled_rotation_too(tmp_path):
+    """Without put times scheduled rotation gives constraints, but what kills the task (here a
+    RecordField timestamp missing from the value) does not depend on the clock."""
+    recs = [record(0, {"schema": META, "payload": {"meta": {"ts": "2024-05-01T10:15:00Z"}}}),
+            record(1, {"schema": META, "payload": {"meta": {"ts": None}}})]
+    exp = run_model(tmp_path, connector(**RECORD_FIELD, rotate_schedule_interval_ms=60000), recs)
+    assert exp["objects"]["constraints"] is True
+    assert (exp["task_failure"]["offset"], exp["task_failure"]["rule"]) == (1, "R6.5")
+    assert "put" not in exp["task_failure"]
