@@ -96,6 +96,11 @@ def diff_entries(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]]
             elif versions[0] != versions[1] and _matches_model(b) and _matches_model(c):
                 kind, why = "documented", (f"each side matches its own version's model ({versions[0]} vs {versions[1]}): "
                                            "a documented behaviour change between versions (spec §18)")
+            elif b.get("connector") != c.get("connector") and _matches_model(b) and _matches_model(c):
+                changed = sorted(k for k in set(b["connector"]) | set(c["connector"])
+                                 if b["connector"].get(k) != c["connector"].get(k))
+                kind, why = "configured", (f"each side matches the model for its own config ({', '.join(changed)} "
+                                           "differ): the config change moves file boundaries (C3)")
             else:
                 kind, why = "unexplained", ("exactly-once is claimed on both sides, so identical input must give the "
                                             "same objects; the change is not explained by the versions' models")

@@ -57,6 +57,17 @@ def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
     return [f() for f in GATE_SCENARIOS.values()] + named_scenarios(None)
 
 
+def load_overrides(path: str | None, flag: str) -> dict[str, str]:
+    """Connector properties one side sets over every scenario's own config (a gate between two
+    configs of the same sink: identical records, the boundaries each config gives)."""
+    if not path:
+        return {}
+    cfg = load_connector_config(path, flag)
+    if not cfg:
+        raise UsageError(f"{flag} {path}: no connector properties in it")
+    return cfg
+
+
 def cmd_gate(args: Any) -> int:
     from reports import ReportContext, write_reports
     from reports.context import entry
@@ -65,9 +76,11 @@ def cmd_gate(args: Any) -> int:
 
     started = time.monotonic()
     connector = load_connector_config(args.connector_config)
-    redactor = Redactor.from_configs(connector)
-    term = Terminal(redactor)
     sides = [("baseline", args.baseline, args.baseline_version), ("candidate", args.candidate, args.candidate_version)]
+    overrides = {"baseline": load_overrides(args.baseline_config, "--baseline-config"),
+                 "candidate": load_overrides(args.candidate_config, "--candidate-config")}
+    redactor = Redactor.from_configs(connector, *overrides.values())
+    term = Terminal(redactor)
     for _, spec, ver in sides:
         check_target_spec(spec)
         if ver and model_version(spec):
@@ -97,7 +110,8 @@ def cmd_gate(args: Any) -> int:
         if not all(selected(base, spec, props) for _, spec, _ in sides):
             continue
         for side, spec, ver in sides:
-            s = prepare(base, connector=None, version=ver, seed=None)
+            s = prepare(base, connector={**base.connector, **overrides[side]} if overrides[side] else None,
+                        version=ver, seed=None)
             r = sess.run_one(s, spec, "named" if not sc.name.startswith("generated") else "generated",
                              out / side / slug(sc.name))
             if r is not None:
@@ -113,6 +127,9 @@ def cmd_gate(args: Any) -> int:
                         preflight=preflight, errors=sess.errors, origins=sess.origins, redactor=redactor)
     ctx.environment["baseline"] = f"{args.baseline}" + (f" @ {args.baseline_version}" if args.baseline_version else "")
     ctx.environment["candidate"] = f"{args.candidate}" + (f" @ {args.candidate_version}" if args.candidate_version else "")
+    for side in ("baseline", "candidate"):
+        if overrides[side]:
+            ctx.environment[side] += " with " + ", ".join(f"{k}={v}" for k, v in sorted(overrides[side].items()))
     diff = diff_entries([entry(r, ctx) for r in per_side["baseline"]], [entry(r, ctx) for r in per_side["candidate"]])
     ctx.baseline = diff
     if skipped:
@@ -163,6 +180,10 @@ def add_gate_parser(sub: Any) -> None:
     g.add_argument("--baseline-version", default=None, help="connector version the baseline is held to")
     g.add_argument("--candidate-version", default=None, help="connector version the candidate is held to")
     g.add_argument("--connector-config", default=None, help="connector JSON used for every scenario instead of its own")
+    g.add_argument("--baseline-config", default=None,
+                   help="connector properties (JSON) the baseline sets over each scenario's config")
+    g.add_argument("--candidate-config", default=None,
+                   help="connector properties (JSON) the candidate sets over each scenario's config, e.g. a new flush.size")
     g.add_argument("--profile", choices=tuple(PROFILES), default=None)
     g.add_argument("--seed", type=int, default=None, help="seed for generated scenarios (default 0: reproducible)")
     g.add_argument("--examples", type=int, default=None, help="generated scenarios (overrides the profile)")

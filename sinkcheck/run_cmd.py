@@ -89,7 +89,7 @@ def fmt_secs(s: float) -> str:
 
 # --- connector config --------------------------------------------------------------------------
 
-def load_connector_config(path: str | None) -> dict[str, str] | None:
+def load_connector_config(path: str | None, flag: str = "--connector-config") -> dict[str, str] | None:
     if not path:
         return None
     from reference_impl.config import ConfigError, ConfigSyntaxError, load_config_text
@@ -97,16 +97,16 @@ def load_connector_config(path: str | None) -> dict[str, str] | None:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(f"--connector-config: file not found: {path}") from None
+        raise UsageError(f"{flag}: file not found: {path}") from None
     except OSError as e:
-        raise UsageError(f"--connector-config: cannot read {path}: {e.strerror}") from None
+        raise UsageError(f"{flag}: cannot read {path}: {e.strerror}") from None
     try:
         _, cfg = load_config_text(text, path)
     except ConfigSyntaxError as e:
-        raise UsageError(f"--connector-config {path}: malformed JSON ({e}); fix the file so it is one JSON object, "
+        raise UsageError(f"{flag} {path}: malformed JSON ({e}); fix the file so it is one JSON object, "
                          "either {\"name\":…,\"config\":{…}} or a flat map of strings") from None
     except ConfigError as e:
-        raise UsageError(f"--connector-config {path}: {e}") from None
+        raise UsageError(f"{flag} {path}: {e}") from None
     return cfg
 
 

@@ -68,3 +68,23 @@ def test_gate_with_nothing_selected_is_5(tmp_path: Path) -> None:
 
 def test_gate_bad_version_is_4(tmp_path: Path) -> None:
     assert main(["gate", "--baseline", "model@ten", "--candidate", "model@10.6.3", "--out", str(tmp_path)]) == Exit.USAGE
+
+
+def test_a_gate_between_two_configs_explains_the_change_by_the_config(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Same sink, same version, same records: the candidate turns partition-change rotation off
+    (C3). Each side matches the model for its own config, so it is a configured change, not a
+    regression; --fail-on-change still stops it."""
+    (tmp_path / "candidate.json").write_text(json.dumps({"rotate.file.on.partition.change": "false"}))
+    argv = ["gate", "--baseline", "model@12.1.9", "--candidate", "model@12.1.9", "--candidate-config",
+            str(tmp_path / "candidate.json"), "--scenario", "late-records-across-hour-edge", "--examples", "0"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == Exit.OK
+    assert "BEHAVIOUR CHANGE (configured) late-records-across-hour-edge" in capsys.readouterr().out
+    doc = json.loads((tmp_path / "a" / "results.json").read_text())
+    [change] = doc["baseline"]["behaviour_changes"]
+    assert change["kind"] == "configured" and "rotate.file.on.partition.change" in change["why"]
+    assert doc["environment"]["candidate"].endswith("with rotate.file.on.partition.change=false")
+    assert main([*argv, "--fail-on-change", "--out", str(tmp_path / "b")]) == Exit.FAILED
+    assert main(["gate", "--baseline", "model@12.1.9", "--candidate", "model@12.1.9", "--candidate-config",
+                 str(tmp_path / "missing.json"), "--out", str(tmp_path / "c")]) == Exit.USAGE
+    assert "--candidate-config: file not found" in capsys.readouterr().err
