@@ -35,3 +35,30 @@ def render(matrix: dict[str, dict[str, list[str]]], properties: list[str]) -> st
         cells = " ".join(f"{('KILL' if p in row else '.'):>9}" for p in properties)
         lines.append(f"{v:<{width}}{cells}   {'killed' if row else ('clean' if v == 'correct' else 'SURVIVED')}")
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m conformance.killmatrix [VARIANT ...]`: run the kill scenarios against the correct
+    Python sink and each faulty variant; print the matrix and the wall time. Exit 1 when a variant
+    survives or the correct sink fails a claimed property."""
+    import argparse
+    import time
+
+    from adapters.pysink import VARIANTS
+    from conformance.claims import PROPERTIES
+
+    ap = argparse.ArgumentParser(prog="python -m conformance.killmatrix", description=main.__doc__)
+    ap.add_argument("variants", nargs="*", help=f"variants (default: correct and all of {', '.join(VARIANTS)})")
+    ap.add_argument("--out", type=Path, default=None, help="where the runs' logs go (default: a temporary directory)")
+    args = ap.parse_args(argv)
+    variants = args.variants or ["correct", *VARIANTS]
+    started = time.monotonic()
+    m = kill_matrix(variants, out=args.out)
+    print(f"kill matrix (variant x claimed property), {time.monotonic() - started:.0f}s:")
+    print(render(m, list(PROPERTIES)))
+    bad = [v for v, row in m.items() if (v == "correct") == bool(row)]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
