@@ -156,6 +156,7 @@ def main() -> None:
         exact = sum(t.exact_objects for t in outcome.topic_partitions)
         print(f"audit               {audit_s:8.1f}s  {n / audit_s:>12,.0f} records/s  ({exact:,} objects exact, "
               f"{len(bad)} topic-partitions with findings; {load()})", flush=True)
+        print("        phases      " + ", ".join(f"{k} {v:.1f}s" for k, v in outcome.timings.items()), flush=True)
         floor2, _ = timed(lambda: spark.read.text(url).count())
         print(f"floor   again       {floor2:8.1f}s  {n / floor2:>12,.0f} records/s  ({load()})", flush=True)
         floor_s = (floor1 + floor2) / 2

@@ -783,6 +783,7 @@ class AuditOutcome:
     records: int
     wall_s: float
     notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
 
 
 def compare_dataframe(settings: CompareSettings, records: Any, manifest: Any | None, observed: Any) -> Any:
@@ -812,12 +813,15 @@ def run_audit(spark: Any, cfg: SinkConfig, records: Any, location: BucketLocatio
     """Audit the bucket against the records: everything heavy on Spark, summaries back."""
     started = time.monotonic()
     model = model_manifest(cfg, records, clustered)
+    t_model = time.monotonic()
     observed, listing = observed_objects(spark, cfg, location)
+    t_list = time.monotonic()
     settings = CompareSettings(cfg, location.key_prefix, model.manifest is None,
                                others_uncertain=bool(model.failing), failing=model.failing)
     rows = compare_dataframe(settings, records, model.manifest, observed).collect()
     if model.manifest is not None:
         model.manifest.unpersist()
+    timings = {"model": t_model - started, "listing": t_list - t_model, "read and compare": time.monotonic() - t_list}
     tps = [TopicPartitionAudit.from_json(json.loads(r["summary"])) for r in rows]
     tps.sort(key=lambda t: (t.topic is None, t.topic or "", t.partition or 0))
     notes = []
@@ -835,7 +839,7 @@ def run_audit(spark: Any, cfg: SinkConfig, records: Any, location: BucketLocatio
     if dups:
         notes.append(f"the records give {dups} offsets twice; the first of each was used")
     return AuditOutcome(location, tps, listing, model.constraints_reason, model.task_failure,
-                        sum(t.records for t in tps), time.monotonic() - started, notes)
+                        sum(t.records for t in tps), time.monotonic() - started, notes, timings)
 
 
 # --- as run results, for the report writers -----------------------------------------------------

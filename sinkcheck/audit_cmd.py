@@ -182,7 +182,8 @@ def cmd_audit(args: Any) -> int:
            "Spark": f"{spark_version} on {master}", "records": args.records, "bucket": location.url,
            "S3 endpoint": access.endpoint or "AWS (S3A default)",
            "connector version (model)": cfg.version.text,
-           "objects listed": outcome.listing.listed, "records audited": outcome.records}
+           "objects listed": outcome.listing.listed, "records audited": outcome.records,
+           "audit phases": ", ".join(f"{k} {v:.1f}s" for k, v in outcome.timings.items())}
     ctx = ReportContext(command="audit", duration_s=time.monotonic() - started, environment=env,
                         notes=list(outcome.notes), redactor=redactor)
     if outcome.constraints_reason:

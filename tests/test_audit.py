@@ -227,6 +227,51 @@ def test_bad_input_exits_4_naming_what_is_wrong(case, creds, tmp_path, capsys, c
     assert time.monotonic() - started < 30  # no S3A retrying for minutes
 
 
+# --- the per-topic-partition comparison, without Spark ------------------------------------------
+
+def _compare(values: list[str], observed: dict[str, bytes], flush: int = 2):
+    """audit_topic_partition on hand-made frames: records with these JSON value texts, the
+    local model's objects, and the observed objects by key."""
+    import pandas as pd
+
+    from conformance.audit import CompareSettings, OTHER_DDL, audit_topic_partition
+
+    cfg = parse_config({k: v for k, v in dict(CONNECTOR, **{"flush.size": str(flush)}).items() if k != "connector.class"})
+    recs = [{"topic": TOPIC, "partition": 0, "offset": o, "timestamp": 0, "key": "null", "value": v, "headers": "[]"}
+            for o, v in enumerate(values)]
+    exp = expect(cfg, parse_records_lines(json.dumps({**r, "key": None, "value": json.loads(r["value"]), "headers": []})
+                                          for r in recs))
+    blank = dict.fromkeys(c.split()[0] for c in OTHER_DDL.split(", "))
+    rows = [{**blank, "kind": "object", "topic": TOPIC, "partition": 0, "key": o.key, "first_offset": o.offsets[0],
+             "last_offset": o.offsets[-1], "siblings": "{}", "value_object": True, "certain": True, "rotation": o.rotation}
+            for o in exp.objects]
+    rows += [{**blank, "kind": "open", "topic": TOPIC, "partition": 0, "offsets": list(f.offsets)} for f in exp.open]
+    rows += [{**blank, "kind": "observed", "topic": TOPIC, "partition": 0, "key": k, "view": "value", "content": body,
+              "first_offset": int(k.rsplit("+", 1)[1].split(".")[0])} for k, body in observed.items()]
+    return audit_topic_partition(CompareSettings(cfg, "topics/", False, False), pd.DataFrame(recs), pd.DataFrame(rows))
+
+
+def test_records_with_equal_contents_are_told_apart_by_the_keys_start_offset():
+    same = ['{"v":1}'] * 5  # objects 0..1 and 2..3; 4 stays open
+    body = b'{"v":1}\n{"v":1}\n'
+    res = _compare(same, {_key(0, 0): body, _key(0, 2): body, _key(0, 3): body})
+    assert (res.exact_objects, res.unexpected, res.lost) == (2, 1, 0)
+    # the copy named after offset 3 holds 3 and 4: 3 twice, 4 (the open tail) visible early
+    assert res.duplicated == 1 and res.witnesses["duplicated"][0]["offsets"] == [f"{TOPIC}-0@3"]
+    assert res.extra_visible == 1 and res.not_yet_visible == 0
+
+
+def test_a_float_written_verbatim_is_held_to_the_models_spelling_of_it():
+    """The records' own text matches without encoding only when it has no float literal: the
+    model reads 0.1000000000000000000001 as a double and writes 0.1."""
+    precise = '{"x":0.1000000000000000000001}'
+    res = _compare([precise, precise], {_key(0, 0): (precise + "\n" + precise + "\n").encode()})
+    assert res.different == 1 and res.exact_objects == 0
+    assert res.witnesses["different-object"][0]["observed"]["first_difference_at_row"] == 0
+    spelled = _compare(['{"x":1e2}', '{"x":2}'], {_key(0, 0): b'{"x":100.0}\n{"x":2}\n'})
+    assert spelled.exact_objects == 1 and spelled.lost == 0
+
+
 # --- on a standalone cluster -------------------------------------------------------------------------
 
 def _spark_class() -> str:
