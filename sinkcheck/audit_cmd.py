@@ -1,7 +1,7 @@
 """`sinkcheck audit`: after the fact, on Spark: did the sink that wrote this bucket lose or
 duplicate any of these records, and is every object where the connector config says?
 
-    sinkcheck audit --records RECORDS(.parquet|.jsonl) --bucket s3://BUCKET/PREFIX
+    sinkcheck audit --records RECORDS(.parquet|.jsonl|kafka://HOST:PORT/TOPIC) --bucket s3://BUCKET/PREFIX
                     --config CONNECTOR.json [--spark-master URL] [--s3-endpoint URL] --out DIR
 
 Writes DIR/report.html, junit.xml and results.json (one result per topic-partition) through the
@@ -11,6 +11,7 @@ same writers as `run`; exit 0 all claimed properties pass, 1 one failed, 2 one i
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import time
 from pathlib import Path
@@ -44,15 +45,58 @@ def _connector(path: str, version: str | None, bucket: str) -> tuple[dict[str, s
         raise UsageError(f"--connector-version: {e}") from None
 
 
-def _records(spark: Any, source: str) -> Any:
-    """The records as the model's record DataFrame; a usage error names what is wrong."""
+def kafka_source(url: str, bootstrap: str | None) -> tuple[str, list[str]]:
+    """`kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]`, or `kafka://TOPIC[,TOPIC]` with
+    --kafka-bootstrap: (bootstrap servers, topics)."""
+    rest = url[len("kafka://"):]
+    servers, _, topics = rest.partition("/") if "/" in rest else ("", "", rest)
+    servers = servers or bootstrap or ""
+    names = [t for t in topics.split(",") if t]
+    if not names:
+        raise UsageError(f"--records {url}: name the topic: kafka://HOST:PORT/TOPIC (or kafka://TOPIC with --kafka-bootstrap)")
+    if not servers:
+        raise UsageError(f"--records {url}: where is the broker? give kafka://HOST:PORT/{topics} or --kafka-bootstrap HOST:PORT")
+    bad = [t for t in names if not re.fullmatch(r"[A-Za-z0-9._-]{1,249}", t)]
+    if bad:
+        raise UsageError(f"--records {url}: {bad[0]!r} is not a Kafka topic name (letters, digits, '.', '_', '-')")
+    return servers, names
+
+
+def kafka_records(spark: Any, servers: str, topics: list[str], options: dict[str, str]) -> Any:
+    """A topic read whole by Spark's Kafka source, as the model's record DataFrame: keys,
+    values and header values are taken as the UTF-8 JSON text JsonConverter reads. Each
+    topic-partition arrives whole and in offset order in one Spark partition, as a dump
+    written per topic-partition does (the audit streams the fold through it)."""
+    from pyspark.sql import functions as F
+
+    reader = (spark.read.format("kafka").option("kafka.bootstrap.servers", servers)
+              .option("subscribe", ",".join(topics)).option("startingOffsets", "earliest")
+              .option("endingOffsets", "latest").option("includeHeaders", "true"))
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    df = reader.load()
+    headers = F.coalesce(F.to_json(F.transform("headers", lambda h: F.array(h["key"], h["value"].cast("string")))),
+                         F.lit("[]"))
+    return df.select(F.col("topic"), F.col("partition").cast("int"), F.col("offset").cast("long"),
+                     F.unix_millis("timestamp").alias("timestamp"), F.col("key").cast("string").alias("key"),
+                     F.col("value").cast("string").alias("value"), headers.alias("headers"),
+                     F.lit(None).cast("long").alias("seq"))
+
+
+def _records(spark: Any, source: str, kafka: tuple[str, list[str]] | None = None,
+             kafka_options: dict[str, str] | None = None) -> Any:
+    """The records as the model's record DataFrame; a usage error names what is wrong.
+    Returns (records, laid out per topic-partition in offset order)."""
     from pyspark.errors import AnalysisException
 
     from reference_impl.spark_engine import records_dataframe
 
-    if source.startswith("kafka://"):
-        raise UsageError(f"--records {source}: reading a topic directly is not supported yet; dump it to Parquet "
-                         "(topic, partition, offset, timestamp, key, value, headers) and pass that file")
+    if kafka is not None:
+        try:
+            df = kafka_records(spark, kafka[0], kafka[1], kafka_options or {})
+        except AnalysisException as e:
+            raise UsageError(f"--records {source}: Spark cannot read the topic: {str(e).splitlines()[0]}") from None
+        return df, True
     if not os.path.exists(source):
         raise UsageError(f"--records: file not found: {source}")
     parquet = source.endswith(".parquet") or os.path.isdir(source)
@@ -107,17 +151,18 @@ def _check_bucket(access: Any, location: Any) -> None:
         raise UsageError(f"cannot reach the S3 endpoint {where}: {e}") from None
 
 
-def _session(master: str | None, hadoop_conf: dict[str, str]) -> tuple[Any, bool]:
-    """A session with S3A: jars handed over as local files. Returns (session, created here)."""
+def _session(master: str | None, hadoop_conf: dict[str, str], kafka: bool = False) -> tuple[Any, bool]:
+    """A session with S3A (and the Kafka source): jars handed over as local files. Returns
+    (session, created here)."""
     from pyspark.sql import SparkSession
 
     from adapters.jars import JarFetchError, jar_files
     from reference_impl.spark_engine import spark_session
 
     try:
-        jars = jar_files("spark-s3a")
+        jars = jar_files("spark-s3a") + (jar_files("spark-kafka") if kafka else [])
     except JarFetchError as e:
-        raise UsageError(f"Spark's S3A jars are not available: {e}") from None
+        raise UsageError(f"Spark's jars are not available: {e}") from None
     existed = SparkSession.getActiveSession() is not None
     spark = spark_session(master, "sinkcheck-audit", jars=jars, hadoop_conf=hadoop_conf)
     return spark, not existed
@@ -141,15 +186,23 @@ def cmd_audit(args: Any) -> int:
         raise UsageError(str(e)) from None
     redactor = Redactor.from_configs(raw, {"aws.secret.access.key": access.secret_key})
     term = Terminal(redactor)
-    if not args.records.startswith("kafka://") and not os.path.exists(args.records):
+    kafka = kafka_source(args.records, args.kafka_bootstrap) if args.records.startswith("kafka://") else None
+    kafka_options = {}
+    for opt in args.kafka_option or []:
+        k, eq, v = opt.partition("=")
+        if not eq or not k.startswith("kafka."):
+            raise UsageError(f"--kafka-option {opt!r}: give kafka.<consumer property>=VALUE, e.g. kafka.security.protocol=SSL")
+        kafka_options[k] = v
+        redactor.add_config({k: v})
+    if kafka is None and not os.path.exists(args.records):
         raise UsageError(f"--records: file not found: {args.records}")
     _check_bucket(access, location)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    spark, created = _session(args.spark_master, access.hadoop_conf())
+    spark, created = _session(args.spark_master, access.hadoop_conf(), kafka=kafka is not None)
     try:
-        records, parquet = _records(spark, args.records)
+        records, parquet = _records(spark, args.records, kafka, kafka_options)
         term.progress(f"auditing {location.url} against {args.records} on {spark.sparkContext.master} ...")
         try:
             outcome = run_audit(spark, cfg, records, location, clustered=parquet)
@@ -219,7 +272,11 @@ def cmd_audit(args: Any) -> int:
 def add_audit_parser(sub: Any) -> None:
     a = sub.add_parser("audit", help="check a bucket a sink wrote against the records it was given (on Spark)")
     a.add_argument("--records", required=True,
-                   help="RECORDS.jsonl or a Parquet dump of the topic (topic, partition, offset, timestamp, key, value, headers)")
+                   help="RECORDS.jsonl, a Parquet dump of the topic (topic, partition, offset, timestamp, key, value, "
+                        "headers), or kafka://HOST:PORT/TOPIC[,TOPIC] (read whole with Spark's Kafka source)")
+    a.add_argument("--kafka-bootstrap", default=None, help="bootstrap servers for --records kafka://TOPIC")
+    a.add_argument("--kafka-option", action="append", default=None, metavar="kafka.PROP=VALUE",
+                   help="a consumer property for Spark's Kafka source (repeatable), e.g. kafka.security.protocol=SSL")
     a.add_argument("--bucket", required=True, help="s3://BUCKET/PREFIX: where the sink wrote (the prefix is a directory)")
     a.add_argument("--config", required=True, help="the connector JSON the sink ran with ({\"name\":…,\"config\":{…}} or flat)")
     a.add_argument("--connector-version", default=None, help="the Confluent S3 sink version the model holds the sink to")
@@ -233,7 +290,7 @@ def command_line(args: Any) -> str:
     """The command that repeats this audit (the report's 'reproduce' line)."""
     parts = ["sinkcheck", "audit", "--records", args.records, "--bucket", args.bucket, "--config", args.config]
     for flag, value in (("--connector-version", args.connector_version), ("--spark-master", args.spark_master),
-                        ("--s3-endpoint", args.s3_endpoint)):
+                        ("--s3-endpoint", args.s3_endpoint), ("--kafka-bootstrap", args.kafka_bootstrap)):
         if value:
             parts += [flag, value]
     return " ".join(shlex.quote(p) for p in parts + ["--out", args.out])

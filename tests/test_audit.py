@@ -84,14 +84,15 @@ def case(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def spark(case):
-    """One local session with S3A for the module (the audit command reuses it)."""
+    """One local session with S3A and the Kafka source for the module (the audit command reuses it)."""
     from adapters.jars import jar_files
     from conformance.audit import S3Access
     from reference_impl.spark_engine import spark_session
 
     access = S3Access.resolve({}, case["moto"].endpoint, env={"AWS_ACCESS_KEY_ID": MotoS3Server.ACCESS_KEY,
                                                                "AWS_SECRET_ACCESS_KEY": MotoS3Server.SECRET_KEY})
-    session = spark_session("local[2]", "sinkcheck-audit-tests", jars=jar_files("spark-s3a"),
+    # with the Kafka source too: jars only reach the driver when its JVM starts
+    session = spark_session("local[2]", "sinkcheck-audit-tests", jars=jar_files("spark-s3a") + jar_files("spark-kafka"),
                             hadoop_conf=access.hadoop_conf())
     yield session
     session.stop()
@@ -103,8 +104,9 @@ def creds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", MotoS3Server.SECRET_KEY)
 
 
-def _audit(case: dict[str, Any], bucket: str, out: Path, *extra: str, config: str | None = None) -> tuple[int, dict]:
-    code = main(["audit", "--records", case["records"], "--bucket", f"s3://{bucket}/topics",
+def _audit(case: dict[str, Any], bucket: str, out: Path, *extra: str, config: str | None = None,
+           records: str | None = None) -> tuple[int, dict]:
+    code = main(["audit", "--records", records or case["records"], "--bucket", f"s3://{bucket}/topics",
                  "--config", config or case["config"], "--s3-endpoint", case["moto"].endpoint, "--out", str(out), *extra])
     doc = json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else {}
     return code, doc
@@ -200,17 +202,19 @@ def test_scheduled_rotation_leaves_exact_objects_unknown_with_the_reason(case, s
 
 @pytest.mark.parametrize("change, message", [
     ({"records": "missing.jsonl"}, "--records: file not found: "),
+    ({"records": "kafka://events"}, "where is the broker?"),
     ({"bucket": "https://audit-clean/x"}, "give s3://BUCKET/PREFIX"),
     ({"bucket": "s3://A_/x"}, "is not a valid S3 bucket name"),
     ({"bucket": "s3://no-such-bucket/topics"}, "no bucket 'no-such-bucket'"),
     ({"endpoint": "closed-port"}, "cannot reach the S3 endpoint"),
     ({"config": "bad-flush"}, "flush.size"),
     ({"config": "missing"}, "connector config file not found"),
-], ids=["records-missing", "not-s3", "bad-bucket-name", "no-such-bucket", "unreachable", "invalid-config",
+], ids=["records-missing", "kafka-without-broker", "not-s3", "bad-bucket-name", "no-such-bucket", "unreachable", "invalid-config",
         "config-missing"])
 def test_bad_input_exits_4_naming_what_is_wrong(case, creds, tmp_path, capsys, change, message):
     """Checked before any Spark session starts: each answer names the flag and the fix."""
-    records = case["records"] if "records" not in change else str(tmp_path / change["records"])
+    records = change.get("records", case["records"])
+    records = records if records.startswith("kafka://") or "records" not in change else str(tmp_path / records)
     bucket = change.get("bucket", f"s3://{CLEAN}/topics")
     endpoint = case["moto"].endpoint if "endpoint" not in change else f"http://{LOOPBACK}:{free_port()}"
     config = case["config"]
@@ -270,6 +274,42 @@ def test_a_float_written_verbatim_is_held_to_the_models_spelling_of_it():
     assert res.witnesses["different-object"][0]["observed"]["first_difference_at_row"] == 0
     spelled = _compare(['{"x":1e2}', '{"x":2}'], {_key(0, 0): b'{"x":100.0}\n{"x":2}\n'})
     assert spelled.exact_objects == 1 and spelled.lost == 0
+
+
+# --- records read from the topic itself --------------------------------------------------------------
+
+@pytest.mark.kafka
+def test_records_read_from_a_topic_audit_like_the_dump(case, spark, creds, tmp_path):
+    """kafka://HOST:PORT/TOPIC: the same records produced to a real broker (JSON text, as
+    JsonConverter reads it), read whole by Spark's Kafka source: the clean bucket passes and
+    the tampered one fails with the same witnesses as from the JSONL dump."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from adapters.supervisor import KafkaBroker
+
+    broker = KafkaBroker(tmp_path).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])[TOPIC].result(30)
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True})
+        for r in _records():
+            producer.produce(TOPIC, key=json.dumps(r["key"]).encode(), value=json.dumps(r["value"]).encode(),
+                             partition=r["partition"], timestamp=r["timestamp"])
+        assert producer.flush(30) == 0
+        source = f"kafka://{broker.bootstrap}/{TOPIC}"
+        code, doc = _audit(case, CLEAN, tmp_path / "clean", records=source)
+        assert code == 0, doc
+        assert all(v["exact-object-set"]["details"]["exact_objects"] == 6 for v in _by_tp(doc).values())
+        code, doc = _audit(case, BUCKET, tmp_path / "tampered", records=source)
+        assert code == 1
+        tps = _by_tp(doc)
+        assert [w["offsets"] for w in tps[f"{TOPIC}-0"]["no-loss"]["witnesses"]] == [
+            [f"{TOPIC}-0@3", f"{TOPIC}-0@4", f"{TOPIC}-0@5"]]
+        assert tps[f"{TOPIC}-1"]["no-duplicates"]["details"]["duplicated"] == 3
+        assert doc["environment"]["records"] == source
+    finally:
+        broker.stop()
 
 
 # --- on a standalone cluster -------------------------------------------------------------------------
