@@ -38,7 +38,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 from urllib.parse import urlparse
 
 import numpy as np
@@ -51,7 +51,6 @@ from reference_impl.config import SinkConfig
 
 WITNESS_CAP = 20  # witnesses kept per anomaly and topic-partition; counts are always exact
 OFFSETS_SHOWN = 10  # offsets listed in one witness
-AUDIT_PROPERTIES = ("no-loss", "no-duplicates", "exact-object-set")
 SUMMARY_DDL = "topic string, partition int, summary string"
 # the model's manifest rows and the observed objects travel together into the cogroup
 OTHER_DDL = ("kind string, topic string, partition int, key string, first_offset long, last_offset long, "
@@ -126,11 +125,17 @@ class S3Access:
             u = urlparse(endpoint)
             if u.scheme not in ("http", "https") or not u.netloc:
                 raise AuditInputError(f"S3 endpoint {endpoint!r}: give http://HOST:PORT or https://HOST")
-        key = env.get("AWS_ACCESS_KEY_ID") or connector.get("aws.access.key.id") or None
-        secret = env.get("AWS_SECRET_ACCESS_KEY") or connector.get("aws.secret.access.key") or None
-        if (key is None) != (secret is None):
-            raise AuditInputError("S3 credentials: an access key id needs its secret key and the other way round "
-                                  "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or aws.access.key.id/aws.secret.access.key)")
+        key: str | None = None
+        secret: str | None = None
+        for where, k, sk in (("AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY", env.get("AWS_ACCESS_KEY_ID"),
+                              env.get("AWS_SECRET_ACCESS_KEY")),
+                             ("aws.access.key.id/aws.secret.access.key in the config", connector.get("aws.access.key.id"),
+                              connector.get("aws.secret.access.key"))):
+            if bool(k) != bool(sk):
+                raise AuditInputError(f"S3 credentials: {where}: an access key id needs its secret key and the other "
+                                      "way round")
+            if k and key is None:
+                key, secret = k, sk  # a pair from one place, never one half from each
         region = connector.get("s3.region") or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
         style = connector.get("s3.path.style.access.enabled")
         path_style = None if style is None else style.strip().lower() == "true"
@@ -280,7 +285,6 @@ class _TopicPartition:
     """The records of one topic-partition, sorted by offset, and how often each was seen."""
 
     def __init__(self, settings: CompareSettings, topic: str, partition: int, records: Any, out: TopicPartitionAudit):
-        self.s = settings
         self.cfg = settings.cfg
         self.topic, self.partition = topic, partition
         recs = records.sort_values("offset", kind="stable")
@@ -646,8 +650,6 @@ class Listing:
 def observed_objects(spark: Any, cfg: SinkConfig, location: BucketLocation) -> tuple[Any, Listing]:
     """Every object under the prefix as (kind='observed', topic, partition, key, first_offset =
     the start offset its name gives, view, content), read through S3A by Spark."""
-    from pyspark.sql import functions as F
-
     jvm = spark._jvm
     hconf = spark.sparkContext._jsc.hadoopConfiguration()
     root = jvm.org.apache.hadoop.fs.Path(location.s3a_url + ("/" if location.prefix else ""))

@@ -6,7 +6,6 @@ Spark master with one worker that the test starts and stops."""
 from __future__ import annotations
 
 import json
-import os
 import time
 import urllib.request
 from pathlib import Path
@@ -229,6 +228,20 @@ def test_bad_input_exits_4_naming_what_is_wrong(case, creds, tmp_path, capsys, c
     assert code == 4
     assert message in capsys.readouterr().err
     assert time.monotonic() - started < 30  # no S3A retrying for minutes
+
+
+def test_s3_credentials_come_as_a_pair_from_one_place():
+    from conformance.audit import AuditInputError, S3Access
+
+    conn = {"aws.access.key.id": "CONFIGKEY", "aws.secret.access.key": "config-secret", "store.url": "http://s3.local:9000"}
+    a = S3Access.resolve(conn, env={})
+    assert (a.access_key, a.secret_key, a.endpoint, a.path_style) == ("CONFIGKEY", "config-secret", "http://s3.local:9000", True)
+    assert a.hadoop_conf()["fs.s3a.connection.ssl.enabled"] == "false"
+    env = {"AWS_ACCESS_KEY_ID": "ENVKEY", "AWS_SECRET_ACCESS_KEY": "env-secret"}
+    assert S3Access.resolve(conn, env=env).access_key == "ENVKEY"  # the environment overrides the sink's keys
+    with pytest.raises(AuditInputError, match="AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY"):
+        S3Access.resolve(conn, env={"AWS_ACCESS_KEY_ID": "ENVKEY"})  # never half from each
+    assert "fs.s3a.access.key" not in S3Access.resolve({}, env={}).hadoop_conf()  # S3A's own chain
 
 
 # --- the per-topic-partition comparison, without Spark ------------------------------------------
