@@ -106,9 +106,6 @@ def test_filesink_worker_sigkill_mid_stream_loses_nothing(connect_target):
     assert ev.until_ms >= ev.at_ms
 
 
-@pytest.mark.xfail(strict=False, reason="known flake: after pause/restart/update/rebalance FileStreamSink's "
-                   "file sometimes lacks one partition's lines (seen once in CI-like runs); the faults themselves "
-                   "fire and are asserted first; under investigation on issue 3")
 def test_process_faults_pause_restart_update_rebalance(connect_target, kafka_stack):
     t = connect_target()
     t.start(default_config("filesink", ["fs-faults"], None), {"fs-faults": 2})

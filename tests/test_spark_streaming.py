@@ -209,13 +209,14 @@ def kill_mid_batch_scenario() -> Scenario:
         notes="Spark file sink: a batch killed while writing its files, re-run from the checkpoint")
 
 
-def _our_listening_ports() -> set[int]:
-    """Ports in LISTEN state held by this process's descendants (the machine is shared: other
-    people's ports are none of this test's business)."""
+def _our_listening_ports(older: set[int]) -> set[int]:
+    """Ports in LISTEN state held by this process's descendants, except the `older` ones (the
+    machine is shared: other people's ports are none of this test's business, and neither is the
+    JVM pyspark keeps for the test process once an earlier test started Spark in it)."""
     import os
 
     inodes = set()
-    for pid in child_pids():
+    for pid in child_pids() - older:
         try:
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 link = os.readlink(f"/proc/{pid}/fd/{fd}")
@@ -250,7 +251,7 @@ def test_kill_mid_batch_and_restart_verdicts_for_both_claims(tmp_path):
 
     def watch_ports() -> None:
         while not done.wait(1.0):
-            seen_ports.update(_our_listening_ports())
+            seen_ports.update(_our_listening_ports(before))
 
     watcher = threading.Thread(target=watch_ports, daemon=True)
     watcher.start()
