@@ -13,17 +13,25 @@ from conformance.runner import RunResult, run_scenario
 def kill_matrix(variants: list[str], scenarios: list[str] | None = None, out: Path | None = None,
                 quiet_timeout_s: float = 30) -> dict[str, dict[str, list[str]]]:
     """variant -> property -> the scenarios in which it failed (claimed properties only)."""
+    from adapters.supervisor import MotoS3Server
+
     out = out or Path(tempfile.mkdtemp(prefix="sinkcheck-kill-"))
     names = scenarios or list(KILL_SCENARIOS)
     matrix: dict[str, dict[str, list[str]]] = {}
-    for v in variants:
-        target = "pysink" if v == "correct" else f"pysink:{v}"
-        row: dict[str, list[str]] = {}
-        for name in names:
-            res: RunResult = run_scenario(KILL_SCENARIOS[name](), target, out / v / name, quiet_timeout_s=quiet_timeout_s)
-            for verdict in res.failed():
-                row.setdefault(verdict.property, []).append(name)
-        matrix[v] = row
+    # one S3 server for every run, emptied before each (runs are one after another)
+    s3 = MotoS3Server(out / "s3").start()
+    try:
+        for v in variants:
+            target = "pysink" if v == "correct" else f"pysink:{v}"
+            row: dict[str, list[str]] = {}
+            for name in names:
+                res: RunResult = run_scenario(KILL_SCENARIOS[name](), target, out / v / name,
+                                              quiet_timeout_s=quiet_timeout_s, s3_server=s3)
+                for verdict in res.failed():
+                    row.setdefault(verdict.property, []).append(name)
+            matrix[v] = row
+    finally:
+        s3.stop()
     return matrix
 
 

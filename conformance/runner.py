@@ -98,19 +98,27 @@ def _rule_id(ref: Any, rule_ids: list[str], rule_names: list[str]) -> str | None
 
 
 def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_timeout_s: float = 60,
-                 target: Target | None = None, plugin_path: list[str] | None = None) -> RunResult:
-    """Run the scenario whole, then check the recorded observation."""
+                 target: Target | None = None, plugin_path: list[str] | None = None,
+                 s3_server: Any = None) -> RunResult:
+    """Run the scenario whole, then check the recorded observation. `s3_server` is a started
+    adapters.supervisor.MotoS3Server to use (emptied first) instead of one started for this run:
+    runs one after another share it (the kill matrix)."""
     started = time.monotonic()
     kind = target_kind(target_spec)
     s3_faults = [f for f in scenario.faults if f.kind in ("s3", "release")]
     front = moto = None
     s3_endpoint = None
+    if s3_server is not None and target is None:
+        s3_server.reset()
+        s3_server.create_bucket(scenario.connector.get("s3.bucket.name", "sinkcheck"))
+        s3_endpoint = s3_server.endpoint
     if s3_faults and target is None:
         from adapters.s3front import FaultRule, S3FaultFront
         from adapters.supervisor import MotoS3Server
 
-        moto = MotoS3Server(run_dir / "s3", bucket=scenario.connector.get("s3.bucket.name", "sinkcheck")).start()
-        front = S3FaultFront(moto.endpoint, run_dir / "s3front").start()
+        if s3_server is None:
+            moto = MotoS3Server(run_dir / "s3", bucket=scenario.connector.get("s3.bucket.name", "sinkcheck")).start()
+        front = S3FaultFront((moto or s3_server).endpoint, run_dir / "s3front").start()
         s3_endpoint = front.endpoint
     tgt = target or make_target(target_spec, run_dir, s3_endpoint, plugin_path)
     # a third-party target may declare that its objects follow Confluent's semantics

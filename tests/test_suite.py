@@ -23,11 +23,14 @@ def _results(out) -> list[dict]:
 
 
 def test_suite_on_the_embedded_default(tmp_path):
-    r = _suite("pysink", tmp_path)
+    """The main job's suite (./dev main runs it whole); the three multipart stories, 270–360 MB
+    each, run over a real broker in tests/test_pysink.py instead."""
+    r = _suite("pysink", tmp_path, "-k", "not multipart")
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "failed" not in r.stdout.splitlines()[-1]
     runs = _results(tmp_path)
-    assert {x["scenario"] for x in runs} >= {"multipart-crash-in-part-four", "zombie-task", "generated"}
+    assert {x["scenario"] for x in runs} >= {"rotate-schedule-table", "zombie-task", "crash-during-complete", "generated"}
+    assert all(x["status"] != "fail" for x in runs), [x for x in runs if x["status"] == "fail"]
 
 
 @pytest.mark.kafka
