@@ -21,7 +21,7 @@ from reference_impl.config import SinkConfig
 from reference_impl.connect_data import SinkRecord
 from reference_impl.contents import decode_view, encode_view
 from reference_impl.expectation import Expectation
-from reference_impl.formats import FormatOptions, format_for
+from conformance.objects import DECODERS, aiven_key
 
 TP = tuple[str, int]
 MAX_WITNESSES = 5
@@ -38,7 +38,7 @@ class RunData:
     cfg: SinkConfig | None
     expectation: Expectation | None
     records: list[SinkRecord] = field(default_factory=list)  # as produced, with offsets
-    # how to decode objects without a Confluent config: a key of OBJECT_FORMATS (e.g. "jsonl"),
+    # how to decode objects without a Confluent config: a key of conformance.objects.DECODERS,
     # declared by the target (`object_format`); None: the built-in target's, if any
     object_format: str | None = None
     # the configs the sink ran under with the committed offsets each restarted from (a config
@@ -81,7 +81,7 @@ class RunData:
     @property
     def decodable(self) -> bool:
         """Objects of this run have a known format (a Confluent config or a declared format)."""
-        return self.cfg is not None or self.object_format in OBJECT_FORMATS
+        return self.cfg is not None or self.object_format in DECODERS
 
     def _decode(self, obj: S3Object) -> list[int] | None:
         if obj.body is None or not self.decodable:
@@ -90,7 +90,7 @@ class RunData:
             if self.cfg is not None:
                 values = decode_view(self.cfg, obj.body, "value")
             else:
-                values = format_for(OBJECT_FORMATS[self.object_format]).decode(obj.body, FormatOptions(), "value")
+                values = DECODERS[self.object_format](obj.body, self.scenario.connector)
         except Exception:
             return None
         out = []
@@ -145,8 +145,6 @@ def _sibling(key: str) -> bool:
     return ".keys." in key or ".headers." in key
 
 
-# a target's declared object format -> the format class that decodes it (one value a line, ...)
-OBJECT_FORMATS = {"jsonl": "JsonFormat"}
 # directories a sink keeps its own files in, next to its data: Spark's metadata log and
 # checkpoint, Hadoop's task attempts
 _INTERNAL_DIRS = {"_spark_metadata", "_temporary", "_checkpoint"}
@@ -385,10 +383,32 @@ def commit_progress(d: RunData) -> Verdict:
 _KEY = re.compile(r"^(?P<dir>.*)/(?P<topic>[^/]+?)\+(?P<partition>\d+)\+(?P<start>\d+)(?P<ext>\..+)$")
 
 
+def aiven_naming(d: RunData) -> Verdict:
+    """Aiven's keys: file.name.prefix + file.name.template + the compression's extension, the
+    start offset being the file's first record."""
+    w, checked = [], 0
+    for obj in d.value_objects(d.observation.final_bucket):
+        offs = d.offsets_of(obj)
+        if not offs:
+            continue
+        (topic, p), start = offs[0]
+        want = aiven_key(d.scenario.connector, topic, p, start)
+        if want is None:
+            return Verdict("naming", UNKNOWN, False, message="file.name.template names files by more than "
+                                                             "topic, partition and start offset")
+        checked += 1
+        if obj.key != want:
+            w.append(Witness("bad-name", (_at((topic, p), start),), (obj.key,), expected=want, observed=obj.key,
+                             explanation="the key is not Aiven's name for its first record"))
+    return _verdict("naming", w, f"{checked} keys are Aiven's names for their first records", f"{len(w)} objects misnamed")
+
+
 @check("naming", "R5.1")
 def naming(d: RunData) -> Verdict:
+    if d.cfg is None and d.claim.naming == "aiven":
+        return aiven_naming(d)
     if d.cfg is None:
-        return Verdict("naming", UNKNOWN, False, message="no Confluent naming to check against")
+        return Verdict("naming", UNKNOWN, False, message=f"no naming scheme to check {d.claim.naming} objects against")
     from reference_impl.naming import object_key
 
     eps: dict[tuple[str, int, int], str] = {}

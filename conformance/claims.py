@@ -92,9 +92,15 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     faults = list(faults)
     if kind == "spark-streaming":
         return spark_claims(faults)[0]
+    if kind == "aiven":
+        # its documented keys: file.name.prefix + file.name.template (topic-partition-start offset)
+        return Claim("at-least-once", AT_LEAST_ONCE | {"naming"}, kind,
+                     ("aiven makes no exactly-once claim; upload-then-commit gives at-least-once",
+                      "objects are named by file.name.template (default <topic>-<partition>-<start offset>)"))
     if kind not in CONFLUENT_SEMANTICS:
         return Claim("at-least-once", AT_LEAST_ONCE, kind,
-                     (f"{kind} makes no exactly-once claim; upload-then-commit gives at-least-once",))
+                     (f"{kind} makes no exactly-once claim; upload-then-commit gives at-least-once",)
+                     + (("keys are random (one object per record): no naming to hold it to",) if kind == "camel" else ()))
     props = set(AT_LEAST_ONCE | CONFLUENT_NAMING)
     reasons: list[str] = []
     exactly = True

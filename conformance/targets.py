@@ -18,8 +18,8 @@ from pathlib import Path
 from adapters.target import Target
 
 BUILTIN = ("pysink", "kafka-connect:aiven", "kafka-connect:camel", "kafka-connect:confluent", "spark-streaming")
-# the object format of built-in targets whose objects are not Confluent's (see checkers.OBJECT_FORMATS)
-OBJECT_FORMATS = {"spark-streaming": "jsonl"}
+# the object format of built-in targets whose objects are not Confluent's (conformance.objects.DECODERS)
+OBJECT_FORMATS = {"spark-streaming": "jsonl", "aiven": "aiven", "camel": "camel"}
 
 
 class TargetSpecError(ValueError):

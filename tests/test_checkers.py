@@ -184,3 +184,46 @@ def test_C4_a_zombie_under_wall_clock_boundaries_loses_no_loss_unless_conditiona
         assert not c.claims("no-loss") and not c.claims("commit-safety") and any("C4" in r for r in c.reasons)
     # deterministic boundaries: the late upload carries the same records, nothing to lose
     assert claim_for("pysink", CONFIG, zombie).claims("no-loss")
+
+
+def _other_sink_run(target: str, config: dict, objects: dict[str, bytes], n: int = 4, committed: int = 4):
+    sc = Scenario("other", config, {"t": 1},
+                  [{"topic": "t", "partition": 0, "timestamp": 0, "key": None, "value": {"seq": i}, "headers": []}
+                   for i in range(n)])
+    records = [SinkRecord.from_json({**r, "offset": i}) for i, r in enumerate(sc.records)]
+    obs = Observation(bucket_samples=[BucketSample(10_000, tuple(S3Object(k, len(b), k, b) for k, b in objects.items()))],
+                      offset_samples=[OffsetSample(1000, {"t-0": committed}, 1)],
+                      statuses=[StatusSample(9999, "RUNNING", ("RUNNING",))], quiet=True)
+    data = RunData(sc, f"kafka-connect:{target}", obs, claim_for(target, config), None, None, records)
+    return {v.property: v for v in run_checks(data)}
+
+
+def _aiven_csv(seqs) -> bytes:
+    import base64
+    import gzip
+
+    return gzip.compress("".join(base64.b64encode(json.dumps({"seq": s}).encode()).decode() + "\n" for s in seqs).encode())
+
+
+def test_aiven_objects_are_read_with_its_default_layout_and_named_by_its_template():
+    """Aiven's defaults: gzip, CSV of the base64 value, `<topic>-<partition>-<start offset>.gz`."""
+    v = _other_sink_run("aiven", {}, {"t-0-0.gz": _aiven_csv([0, 1]), "t-0-2.gz": _aiven_csv([2, 3])})
+    assert v["no-loss"].status == PASS and v["naming"].status == PASS and v["naming"].claimed
+    assert v["no-duplicates"].status == PASS  # measured (at-least-once claims no more)
+    v = _other_sink_run("aiven", {}, {"t-0-0.gz": _aiven_csv([0, 1]), "t-0-3.gz": _aiven_csv([2, 3])})
+    assert v["naming"].status == FAIL and v["naming"].witnesses[0].expected == "t-0-2.gz"
+    lost = _other_sink_run("aiven", {}, {"t-0-0.gz": _aiven_csv([0, 1])})
+    assert lost["no-loss"].status == FAIL and lost["no-loss"].witnesses[0].offsets == ("t-0@2",)
+    padded = {"file.name.template": "{{topic}}/{{partition:padding=true}}/{{start_offset:padding=true}}",
+              "file.compression.type": "none", "format.output.type": "jsonl", "format.output.fields.value.encoding": "none"}
+    body = b"".join(json.dumps({"value": {"seq": s}}).encode() + b"\n" for s in range(4))
+    v = _other_sink_run("aiven", padded, {"t/0000000000/00000000000000000000": body})
+    assert v["no-loss"].status == PASS and v["naming"].status == PASS
+
+
+def test_camel_objects_hold_one_record_each_and_duplicates_are_measured():
+    objs = {f"k-{i}": json.dumps({"seq": i}).encode() for i in range(4)} | {"again": b'{"seq": 3}'}
+    v = _other_sink_run("camel", {}, objs)
+    assert v["no-loss"].status == PASS and v["no-loss"].claimed
+    assert v["no-duplicates"].status == FAIL and not v["no-duplicates"].claimed  # at-least-once
+    assert v["naming"].status == UNKNOWN  # random keys: nothing to check
