@@ -175,3 +175,6 @@ KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "rotate-interval-table": rotate_interval_table,
     "idle-partition-never-flushes": idle_partition,
 }
+
+# what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs
+SUITE: dict[str, Callable[[], Scenario]] = {**NAMED, **{k: v for k, v in KILL_SCENARIOS.items() if k not in NAMED}}

@@ -373,14 +373,14 @@ def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | N
 
 
 def named_scenarios(names: Sequence[str] | None) -> list[Any]:
-    from conformance.named import NAMED
+    from conformance.named import SUITE
 
     if names:
-        unknown = [n for n in names if n not in NAMED]
+        unknown = [n for n in names if n not in SUITE]
         if unknown:
-            raise UsageError(f"--scenario {', '.join(unknown)}: no such named scenario; choose from {', '.join(NAMED)}")
-        return [NAMED[n]() for n in names]
-    return [f() for f in NAMED.values()]
+            raise UsageError(f"--scenario {', '.join(unknown)}: no such named scenario; choose from {', '.join(SUITE)}")
+        return [SUITE[n]() for n in names]
+    return [f() for f in SUITE.values()]
 
 
 def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records: int, with_faults: bool = True) -> list[Any]:

@@ -10,13 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.named import KILL_SCENARIOS, NAMED
+from conformance.named import SUITE
 from conformance.pytest_plugin import PROPERTY_MARKERS, failure_block
 from conformance.strategies import formats_for, scenarios
 
 _RESULTS: dict[tuple[str, str], object] = {}
-# the scenarios of public write-ups, then those aimed at bugs real sinks have had
-SCENARIOS = {**NAMED, **{k: v for k, v in KILL_SCENARIOS.items() if k not in NAMED}}
+SCENARIOS = SUITE  # the public write-ups, then the scenarios aimed at bugs real sinks have had
 
 
 def _record(result) -> None:
