@@ -151,7 +151,7 @@ def main() -> None:
         # the floor before and after the audit: on a shared machine one reading can be far off
         floor1, lines = timed(lambda: spark.read.text(url).count())
         print(f"floor   read+count  {floor1:8.1f}s  {n / floor1:>12,.0f} records/s  ({lines:,} lines; {load()})", flush=True)
-        audit_s, outcome = timed(lambda: run_audit(spark, cfg, spark.read.parquet(dump), location, clustered=True))
+        audit_s, outcome = timed(lambda: run_audit(spark, cfg, spark.read.parquet(dump), location, access, clustered=True))
         bad = [t.name for t in outcome.topic_partitions if t.lost or t.duplicated or t.missing or t.different or t.unexpected]
         exact = sum(t.exact_objects for t in outcome.topic_partitions)
         print(f"audit               {audit_s:8.1f}s  {n / audit_s:>12,.0f} records/s  ({exact:,} objects exact, "

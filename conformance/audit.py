@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 import numpy as np
 
@@ -142,6 +142,17 @@ class S3Access:
         if path_style is None and endpoint is not None:
             path_style = True  # S3-compatible servers on a host:port rarely resolve bucket subdomains
         return cls(endpoint, region, path_style, key, secret)
+
+    def client(self) -> Any:
+        """A boto3 client for the same endpoint and credentials (S3's listing, the few objects
+        Spark's file sources skip, and the reachability check before Spark starts)."""
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name=self.region or "us-east-1",
+                            aws_access_key_id=self.access_key, aws_secret_access_key=self.secret_key,
+                            config=Config(s3={"addressing_style": "path" if self.path_style else "auto"},
+                                          connect_timeout=5, read_timeout=30, retries={"max_attempts": 3}))
 
     def hadoop_conf(self) -> dict[str, str]:
         conf: dict[str, str] = {}
@@ -251,6 +262,10 @@ def content_digest(row: Any) -> bytes:
 
 def _at(topic: str, partition: int, offset: int) -> str:
     return f"{topic}-{partition}@{offset}"
+
+
+def _records_text(n: int) -> str:
+    return f"{n} record" if n == 1 else f"{n} records"
 
 
 def _runs(offsets: Sequence[int]) -> str:
@@ -535,7 +550,7 @@ def audit_topic_partition(settings: CompareSettings, records: Any, others: Any) 
                         out.missing += 1
                         out.add("missing-object", Witness(
                             "missing-object", tuple(_at(topic, partition, int(o)) for o in offs[:OFFSETS_SHOWN]), (key,),
-                            expected=f"{len(offs)} records, offsets {_runs(offs.tolist())}", observed="no such object",
+                            expected=f"{_records_text(len(offs))}, offsets {_runs(offs.tolist())}", observed="no such object",
                             explanation=f"the model commits this {view} object ({r.rotation}); it is not in the bucket"))
                     continue
                 same, why = tp.same_as_model(pos, view, got[1])
@@ -558,7 +573,7 @@ def audit_topic_partition(settings: CompareSettings, records: Any, others: Any) 
                     out.undecodable += 1
                 out.add("different-object", Witness(
                     "different-object", tuple(_at(topic, partition, int(o)) for o in offs[:OFFSETS_SHOWN]), (key,),
-                    expected=f"{len(offs)} records, offsets {_runs(offs.tolist())}", observed=why,
+                    expected=f"{_records_text(len(offs))}, offsets {_runs(offs.tolist())}", observed=why,
                     explanation=f"the {view} object at the model's key holds other contents than the model's"))
                 if view == "value":
                     to_match.append((key, got[1], int(offs[0])))
@@ -619,8 +634,8 @@ def _account(tp: _TopicPartition, out: TopicPartitionAudit) -> None:
         why = ("a later record of this topic-partition is visible, and offsets commit in order (R4.1)"
                if out.constraints else "the model commits them; no object in the bucket holds them")
         out.add("lost", Witness("lost", tuple(_at(topic, partition, o) for o in offs[:OFFSETS_SHOWN]),
-                                (key,) if key else (), expected=f"{len(offs)} records visible", observed="absent",
-                                explanation=f"{len(offs)} records (offsets {_runs(offs)}) absent: {why}"))
+                                (key,) if key else (), expected=f"{_records_text(len(offs))} visible", observed="absent",
+                                explanation=f"{_records_text(len(offs))} (offsets {_runs(offs)}) absent: {why}"))
     dup = np.flatnonzero(tp.counts > 1)
     out.duplicated = len(dup)
     dgroups: dict[tuple[str, ...], list[int]] = {}
@@ -631,7 +646,7 @@ def _account(tp: _TopicPartition, out: TopicPartitionAudit) -> None:
         times = sorted({int(tp.counts[p]) for p in ps})
         out.add("duplicated", Witness("duplicated", tuple(_at(topic, partition, o) for o in offs[:OFFSETS_SHOWN]), keys,
                                       expected="each record once", observed=f"{'/'.join(map(str, times))} times",
-                                      explanation=f"{len(offs)} records (offsets {_runs(offs)}) appear in more than one place"))
+                                      explanation=f"{_records_text(len(offs))} (offsets {_runs(offs)}) held more than once"))
 
 
 def _expected_key_of(tp: _TopicPartition, p: int) -> str:
@@ -642,45 +657,50 @@ def _expected_key_of(tp: _TopicPartition, p: int) -> str:
 
 @dataclass(frozen=True)
 class Listing:
-    listed: int  # objects S3A lists under the prefix
-    read_by_spark: int  # of those, read by Spark's file source
-    read_on_driver: int  # hidden names ('_x', '.x') that Spark's file source skips
+    listed: int  # objects under the prefix (S3 ListObjectsV2)
+    read_by_spark: int  # of those, read by Spark's file source through S3A
+    read_on_driver: int  # the ones Spark's file source skips (see observed_objects)
 
 
-def observed_objects(spark: Any, cfg: SinkConfig, location: BucketLocation) -> tuple[Any, Listing]:
+def list_objects(access: S3Access, location: BucketLocation) -> dict[str, int]:
+    """Every key under the prefix with its size, from S3's own listing (metadata only)."""
+    client = access.client()
+    out: dict[str, int] = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=location.bucket, Prefix=location.key_prefix):
+        for o in page.get("Contents", []):
+            if not o["Key"].endswith("/"):  # a directory marker, not an object a sink wrote
+                out[o["Key"]] = int(o["Size"])
+    return out
+
+
+def observed_objects(spark: Any, cfg: SinkConfig, location: BucketLocation, access: S3Access) -> tuple[Any, Listing]:
     """Every object under the prefix as (kind='observed', topic, partition, key, first_offset =
-    the start offset its name gives, view, content), read through S3A by Spark."""
-    jvm = spark._jvm
-    hconf = spark.sparkContext._jsc.hadoopConfiguration()
-    root = jvm.org.apache.hadoop.fs.Path(location.s3a_url + ("/" if location.prefix else ""))
-    fs = root.getFileSystem(hconf)
-    listed = int(fs.getContentSummary(root).getFileCount()) if fs.exists(root) else 0
-    empty = spark.createDataFrame([], "path string, content binary")
-    if listed == 0:
-        return _shape(spark, cfg, location, empty), Listing(0, 0, 0)
-    df = (spark.read.format("binaryFile").option("recursiveFileLookup", "true")
-          .option("ignoreMissingFiles", "true").load(root.toString()).select("path", "content"))
-    files = df.inputFiles()
-    hidden_rows: list[tuple[str, bytes]] = []
-    if len(files) < listed:
-        # Spark's file index skips names starting with '_' or '.', explicit paths too: the few
-        # such objects are read here, through the same S3A file system
-        known = set(files)
-        it = fs.listFiles(root, True)
-        io = jvm.org.apache.commons.io.IOUtils
-        while it.hasNext():
-            p = it.next().getPath()
-            s = p.toString()
-            if s in known or p.toUri().toString() in known:
-                continue
-            stream = fs.open(p)
-            try:
-                hidden_rows.append((s, bytes(io.toByteArray(stream))))
-            finally:
-                stream.close()
-        if hidden_rows:
-            df = df.unionByName(spark.createDataFrame(hidden_rows, "path string, content binary"))
-    return _shape(spark, cfg, location, df), Listing(listed, len(files), len(hidden_rows))
+    the start offset its name gives, view, content). Spark reads them through S3A, except
+    those its file sources skip, which S3's listing reveals and the driver reads: zero-byte
+    objects, names starting with '_' or '.' (anywhere in the key), and keys with an empty
+    path segment (S3A normalises `a//b` to `a/b`, a different key)."""
+    from pyspark.errors import AnalysisException
+
+    listed = list_objects(access, location)
+    head = f"s3a://{location.bucket}/"
+    spark_keys: set[str] = set()
+    df = spark.createDataFrame([], "path string, content binary")
+    if listed:
+        try:
+            df = (spark.read.format("binaryFile").option("recursiveFileLookup", "true")
+                  .option("ignoreMissingFiles", "true").load(location.s3a_url).select("path", "content"))
+            # inputFiles() are URIs: percent-encoded, with '+' left as it is
+            spark_keys = {unquote(f[len(head):]) for f in df.inputFiles() if f.startswith(head)}
+        except AnalysisException:
+            pass  # only names Spark's file index skips
+    rest = sorted(k for k, size in listed.items() if size == 0 or k not in spark_keys)
+    if rest:
+        client = access.client()
+        rows = [(head + k, b"" if listed[k] == 0 else client.get_object(Bucket=location.bucket, Key=k)["Body"].read())
+                for k in rest]
+        df = df.unionByName(spark.createDataFrame(rows, "path string, content binary"))
+    read_by_spark = sum(1 for k, size in listed.items() if size > 0 and k in spark_keys)
+    return _shape(spark, cfg, location, df), Listing(len(listed), read_by_spark, len(rest))
 
 
 def key_pattern(cfg: SinkConfig) -> tuple[str, dict[str, str]]:
@@ -811,12 +831,13 @@ def compare_dataframe(settings: CompareSettings, records: Any, manifest: Any | N
             .applyInPandas(compare, SUMMARY_DDL))
 
 
-def run_audit(spark: Any, cfg: SinkConfig, records: Any, location: BucketLocation, *, clustered: bool = False) -> AuditOutcome:
+def run_audit(spark: Any, cfg: SinkConfig, records: Any, location: BucketLocation, access: S3Access, *,
+              clustered: bool = False) -> AuditOutcome:
     """Audit the bucket against the records: everything heavy on Spark, summaries back."""
     started = time.monotonic()
     model = model_manifest(cfg, records, clustered)
     t_model = time.monotonic()
-    observed, listing = observed_objects(spark, cfg, location)
+    observed, listing = observed_objects(spark, cfg, location, access)
     t_list = time.monotonic()
     settings = CompareSettings(cfg, location.key_prefix, model.manifest is None,
                                others_uncertain=bool(model.failing), failing=model.failing)
@@ -829,11 +850,11 @@ def run_audit(spark: Any, cfg: SinkConfig, records: Any, location: BucketLocatio
     notes = []
     read = sum(t.observed_objects for t in tps)
     if read < listing.listed:
-        notes.append(f"{listing.listed - read} of the {listing.listed} objects S3A lists under {location.url} could not "
-                     "be read through S3A (e.g. keys with an empty path segment, R5.1's trailing '/' in topics.dir)")
+        notes.append(f"{listing.listed - read} of the {listing.listed} objects listed under {location.url} were gone "
+                     "when Spark came to read them")
     if listing.read_on_driver:
-        notes.append(f"{listing.read_on_driver} objects with names starting with '_' or '.' (skipped by Spark's file "
-                     "source) were read on the driver")
+        notes.append(f"{listing.read_on_driver} objects that Spark's file sources skip (zero bytes, names starting with "
+                     "'_' or '.', empty path segments) were read on the driver")
     outside = sum(t.outside_prefix for t in tps)
     if outside:
         notes.append(f"{outside} objects of the model lie outside {location.url} and were not audited")

@@ -17,28 +17,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sinkcheck.cli import UsageError, _read
+from sinkcheck.cli import UsageError
 from sinkcheck.exitcodes import Exit
 
 
 def _connector(path: str, version: str | None, bucket: str) -> tuple[dict[str, str], Any]:
-    from reference_impl.config import ConfigError, ConfigSyntaxError, load_config_text, parse_config
+    from reference_impl.config import ConfigError, parse_config
     from reference_impl.versions import VersionError
+    from sinkcheck.run_cmd import load_connector_config
 
-    text = _read(path, "connector config")
-    try:
-        _, raw = load_config_text(text, path)
-    except ConfigSyntaxError as e:
-        raise UsageError(f"--config {path}: malformed JSON at line {e.line}, column {e.column}; give "
-                         "{\"name\":…,\"config\":{…}} or a flat map of strings") from None
-    except ConfigError as e:
-        raise UsageError(f"--config {path}: {e}") from None
-    cfg = dict(raw)
+    raw = load_connector_config(path, "--config")
+    cfg = dict(raw or {})
     cfg.setdefault("storage.class", "io.confluent.connect.s3.storage.S3Storage")
     cfg.setdefault("s3.bucket.name", bucket)
     cfg.pop("connector.class", None)
     try:
-        return raw, parse_config(cfg, version=version)
+        return dict(raw or {}), parse_config(cfg, version=version)
     except ConfigError as e:
         raise UsageError(f"--config {path}: {e}") from None
     except VersionError as e:
@@ -126,14 +120,9 @@ def _records(spark: Any, source: str, kafka: tuple[str, list[str]] | None = None
 def _check_bucket(access: Any, location: Any) -> None:
     """Reach the bucket once before Spark does: S3A retries a wrong endpoint or a refused
     request for minutes, and its errors name neither the flag nor the fix."""
-    import boto3
-    from botocore.config import Config
     from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 
-    client = boto3.client("s3", endpoint_url=access.endpoint, region_name=access.region or "us-east-1",
-                          aws_access_key_id=access.access_key, aws_secret_access_key=access.secret_key,
-                          config=Config(s3={"addressing_style": "path" if access.path_style else "auto"},
-                                        connect_timeout=5, read_timeout=15, retries={"max_attempts": 1}))
+    client = access.client()
     where = access.endpoint or "AWS S3"
     try:
         client.head_bucket(Bucket=location.bucket)
@@ -205,7 +194,7 @@ def cmd_audit(args: Any) -> int:
         records, parquet = _records(spark, args.records, kafka, kafka_options)
         term.progress(f"auditing {location.url} against {args.records} on {spark.sparkContext.master} ...")
         try:
-            outcome = run_audit(spark, cfg, records, location, clustered=parquet)
+            outcome = run_audit(spark, cfg, records, location, access, clustered=parquet)
         except Exception as e:
             msg = str(e)
             if "AccessDenied" in msg or "NoSuchBucket" in msg or "UnknownHost" in msg or "Connection refused" in msg:

@@ -42,6 +42,9 @@ def _records() -> list[dict[str, Any]]:
             for p in range(PARTITIONS) for o in range(PER_PARTITION)]
 
 
+HIDDEN_COPY = f"topics/_tmp/{TOPIC}/partition=2/{TOPIC}+2+0000000003.json"  # 3..5 of events-2 again
+
+
 def _key(partition: int, start: int) -> str:
     return f"topics/{TOPIC}/partition={partition}/{TOPIC}+{partition}+{start:010d}.json"
 
@@ -75,6 +78,9 @@ def case(tmp_path_factory: pytest.TempPathFactory):
         s3.put_object(Bucket=BUCKET, Key=_key(2, 0), Body=altered)  # offset 1 altered
         s3.put_object(Bucket=BUCKET, Key=_key(3, 100), Body=b'{"user":"nobody","n":100,"tags":[]}\n')
         s3.put_object(Bucket=BUCKET, Key="topics/events/partition=3/notes.txt", Body=b"left by a person\n")
+        # objects Spark's file sources skip, read on the driver: zero bytes, a '_' directory
+        s3.put_object(Bucket=BUCKET, Key=_key(3, 50), Body=b"")
+        s3.put_object(Bucket=BUCKET, Key=HIDDEN_COPY, Body=enc(2, range(3, 6)))
         yield {"dir": d, "moto": moto, "records": str(d / "records.jsonl"), "config": str(d / "connector.json"),
                "expected": exp}
     finally:
@@ -165,19 +171,24 @@ def test_tampered_bucket_fails_with_witnesses_per_topic_partition(case, spark, c
     assert [w["keys"] for w in diff] == [[_key(2, 0)]]
     assert diff[0]["observed"]["first_difference_at_row"] == 1 and "someone-else" in diff[0]["observed"]["observed_row"]
     assert [w["offsets"] for w in v["no-loss"]["witnesses"]] == [[f"{TOPIC}-2@1"]]
+    dup = v["no-duplicates"]["witnesses"]  # the copy under a '_' directory is read too
+    assert [(w["offsets"], w["keys"]) for w in dup] == [([f"{TOPIC}-2@3", f"{TOPIC}-2@4", f"{TOPIC}-2@5"],
+                                                         [HIDDEN_COPY, _key(2, 3)])]
 
     # events-3: an object the model never names, holding a row of no record
     v = tps[f"{TOPIC}-3"]
     assert v["no-loss"]["status"] == "pass" and v["no-duplicates"]["status"] == "pass"
-    unexpected = [w for w in v["exact-object-set"]["witnesses"] if w["anomaly"] == "unexpected-object"]
-    assert [w["keys"] for w in unexpected] == [[_key(3, 100)]]
-    assert unexpected[0]["observed"]["rows_matching_no_record"] == 1
+    unexpected = {w["keys"][0]: w["observed"] for w in v["exact-object-set"]["witnesses"] if w["anomaly"] == "unexpected-object"}
+    assert sorted(unexpected) == [_key(3, 50), _key(3, 100)]
+    assert unexpected[_key(3, 100)]["rows_matching_no_record"] == 1
+    assert unexpected[_key(3, 50)]["bytes"] == 0 and unexpected[_key(3, 50)]["rows"] == 0
 
     # a key that names no topic-partition at all
     v = tps["(objects outside any topic-partition)"]
     assert v["exact-object-set"]["status"] == "fail"
     assert v["exact-object-set"]["witnesses"][0]["keys"] == ["topics/events/partition=3/notes.txt"]
 
+    assert any("read on the driver" in n for n in doc["notes"]), doc["notes"]
     junit = (tmp_path / "out" / "junit.xml").read_text()
     assert f"{TOPIC}-0@3" in junit and "Reproduce with: sinkcheck audit" in junit
 
