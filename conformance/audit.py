@@ -319,6 +319,8 @@ class _TopicPartition:
         self.model_keys: list[str] = []
         self.seen_in: dict[int, list[str]] = {}  # positions matched by content -> object keys
         self._digests: dict[bytes, list[int]] | None = None
+        self._cursor: dict[int, int] = {}  # id(candidate list) -> first index that may be unseen
+        self._turn: dict[int, int] = {}  # id(candidate list) -> extra copies handed out so far
         self.shortcut = settings.cfg is not None and _json_value_objects(settings.cfg)
         self.shortcut_checked = False
 
@@ -394,6 +396,7 @@ class _TopicPartition:
         from reference_impl.contents import decode_view, encode_view
 
         out: dict[bytes, list[int]] = {}
+        self._pos_digest: list[bytes | None] = [None] * self.n
         for p in range(self.n):
             v = self.values[p]
             try:
@@ -408,6 +411,7 @@ class _TopicPartition:
             except Exception:
                 continue  # a record the model cannot write matches no row
             out.setdefault(d, []).append(p)
+            self._pos_digest[p] = d
         self._digests = out
         return out
 
@@ -425,16 +429,32 @@ class _TopicPartition:
         start_pos = self.positions(np.array([start], dtype=np.int64))[0] if start is not None else -1
         matched, foreign = [], 0
         for i, row in enumerate(rows):
-            cands = by_digest.get(content_digest(row))
+            d = content_digest(row)
+            cands = by_digest.get(d)
             if not cands:
                 foreign += 1
                 continue
             hint = start_pos + i if start_pos >= 0 else -1
-            p = hint if hint in cands else min(cands, key=lambda c: (self.counts[c], c))
+            p = hint if 0 <= hint < self.n and self._pos_digest[hint] == d else self._least_seen(cands)
             self.counts[p] += 1
             self.seen_in.setdefault(p, []).append(key)
             matched.append(p)
         return matched, foreign
+
+    def _least_seen(self, cands: list[int]) -> int:
+        """The first candidate not seen yet, else the candidates in turn, so that extra copies
+        of equal records spread over them. Cursors keep a topic with many equal records
+        (heartbeats) linear, not quadratic."""
+        key = id(cands)
+        i = self._cursor.get(key, 0)
+        while i < len(cands) and self.counts[cands[i]] > 0:
+            i += 1
+        self._cursor[key] = i
+        if i < len(cands):
+            return cands[i]
+        turn = self._turn.get(key, 0)
+        self._turn[key] = turn + 1
+        return cands[turn % len(cands)]
 
     def keys_holding(self, p: int) -> list[str]:
         keys = [self.exact_keys[self.exact_key[p]]] if self.exact_key[p] >= 0 else []

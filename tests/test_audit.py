@@ -289,6 +289,17 @@ def test_records_with_equal_contents_are_told_apart_by_the_keys_start_offset():
     assert res.extra_visible == 1 and res.not_yet_visible == 0
 
 
+def test_a_copy_of_many_equal_records_spreads_over_them_in_linear_time():
+    """Heartbeat-like topics: 20,000 equal records; a second copy of 1,000 of them under a key
+    past the end duplicates 1,000 records once each (not one record 1,000 times)."""
+    beats = ['{"ok":true}'] * 20_000
+    started = time.monotonic()
+    res = _compare(beats, {**{_key(0, s): b'{"ok":true}\n' * 1000 for s in range(0, 20_000, 1000)},
+                           _key(0, 30_000): b'{"ok":true}\n' * 1000}, flush=1000)
+    assert (res.exact_objects, res.unexpected, res.lost, res.duplicated) == (20, 1, 0, 1000)
+    assert time.monotonic() - started < 20
+
+
 def test_a_float_written_verbatim_is_held_to_the_models_spelling_of_it():
     """The records' own text matches without encoding only when it has no float literal: the
     model reads 0.1000000000000000000001 as a double and writes 0.1."""
