@@ -218,7 +218,7 @@ def test_scheduled_rotation_leaves_exact_objects_unknown_with_the_reason(case, s
     ({"bucket": "s3://no-such-bucket/topics"}, "no bucket 'no-such-bucket'"),
     ({"endpoint": "closed-port"}, "cannot reach the S3 endpoint"),
     ({"config": "bad-flush"}, "flush.size"),
-    ({"config": "missing"}, "connector config file not found"),
+    ({"config": "missing"}, "--config: file not found: "),
 ], ids=["records-missing", "kafka-without-broker", "not-s3", "bad-bucket-name", "no-such-bucket", "unreachable", "invalid-config",
         "config-missing"])
 def test_bad_input_exits_4_naming_what_is_wrong(case, creds, tmp_path, capsys, change, message):
