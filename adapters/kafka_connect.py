@@ -270,18 +270,9 @@ class KafkaConnectTarget(Target):
             raise
 
     def create_topics(self, topics: Mapping[str, int]) -> None:
-        from confluent_kafka.admin import NewTopic
+        from adapters.produce import create_topics
 
-        admin = self._admin_client()
-        new = [NewTopic(t, num_partitions=n, replication_factor=1) for t, n in topics.items()]
-        if not new:
-            return
-        for t, f in admin.create_topics(new, operation_timeout=30).items():
-            try:
-                f.result(timeout=40)
-            except Exception as e:  # noqa: BLE001
-                if "TOPIC_ALREADY_EXISTS" not in str(e):
-                    raise TargetError(f"could not create topic {t!r}: {e}") from None
+        create_topics(self.stack.bootstrap, topics)
 
     def status(self) -> dict[str, Any]:
         return self.rest.request("GET", f"/connectors/{urllib.parse.quote(self.name)}/status")

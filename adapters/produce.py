@@ -1,14 +1,34 @@
-"""Producing a scenario's records to a real broker: explicit partitions, timestamps, keys and
-headers, and the offset each record landed at (targets record it in their Observation)."""
+"""A scenario's topics and records on a real broker: topics created, records produced with
+explicit partitions, timestamps, keys and headers, and the offset each record landed at
+(targets record it in their Observation)."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from adapters.target import RecordToProduce, TargetError
 
 # The broker sinkcheck starts accepts messages this large (adapters.supervisor.KafkaBroker), so
 # the multipart stories' 1 MiB records go through.
 MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+
+
+def create_topics(bootstrap: str, topics: Mapping[str, int]) -> None:
+    """Create each topic (name -> partition count) with one replica; an existing one is kept.
+    No retention: scenarios carry record timestamps from the past, which time-based retention
+    would delete within its first check, also on a broker sinkcheck did not start."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    if not topics:
+        return
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    futures = admin.create_topics([NewTopic(t, num_partitions=n, replication_factor=1, config={"retention.ms": "-1"})
+                                   for t, n in topics.items()], operation_timeout=30)
+    for t, f in futures.items():
+        try:
+            f.result(timeout=40)
+        except Exception as e:  # noqa: BLE001
+            if "TOPIC_ALREADY_EXISTS" not in str(e):
+                raise TargetError(f"could not create topic {t!r}: {e}") from None
 
 
 def new_producer(bootstrap: str) -> Any:

@@ -25,6 +25,19 @@ VERSIONS = ["12.1.9", "11.0.8", "10.6.3", "10.6.0", "10.5.23", "10.0.4"]
 
 
 @st.composite
+def null_policies_and_siblings(draw: st.DrawFn) -> dict[str, str]:
+    """behavior.on.null.values × stored keys × stored headers, as JSON (`write` needs keys, R12.3).
+    Shrinks toward nulls ignored and no keys or headers."""
+    nulls = draw(st.sampled_from(["ignore", "write", "fail"]))
+    cfg = {"behavior.on.null.values": nulls}
+    if nulls == "write" or draw(st.booleans()):
+        cfg.update({"store.kafka.keys": "true", "keys.format.class": JSON_FORMAT})
+    if draw(st.booleans()):
+        cfg.update({"store.kafka.headers": "true", "headers.format.class": JSON_FORMAT})
+    return cfg
+
+
+@st.composite
 def connector_configs(draw: st.DrawFn, scheduled: bool | None = None) -> dict[str, str]:
     """Flat connector maps across partitioners × extractors × rotation × null policies."""
     cfg: dict[str, str] = {
@@ -60,12 +73,7 @@ def connector_configs(draw: st.DrawFn, scheduled: bool | None = None) -> dict[st
                            "parquet": "io.confluent.connect.s3.format.parquet.ParquetFormat"}[fmt]
     if fmt == "json-gzip" or (fmt == "bytearray" and draw(st.booleans())):
         cfg["s3.compression.type"] = "gzip"
-    nulls = draw(st.sampled_from(["ignore", "write", "fail"]))
-    cfg["behavior.on.null.values"] = nulls
-    if nulls == "write" or draw(st.booleans()):
-        cfg.update({"store.kafka.keys": "true", "keys.format.class": JSON_FORMAT})
-    if draw(st.booleans()):
-        cfg.update({"store.kafka.headers": "true", "headers.format.class": JSON_FORMAT})
+    cfg.update(draw(null_policies_and_siblings()))
     if draw(st.booleans()):
         cfg.update({"errors.tolerance": "all", "errors.deadletterqueue.topic.name": "dlq"})
     return cfg
@@ -181,12 +189,7 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS) -> di
         cfg["timestamp.extractor"] = "Record"  # bytes hold no field: every record would kill the task (R6.5)
     if fmt in ("json", "bytearray") and draw(st.booleans()):
         cfg["s3.compression.type"] = "gzip"
-    nulls = draw(st.sampled_from(["ignore", "write", "fail"]))
-    cfg["behavior.on.null.values"] = nulls
-    if nulls == "write" or draw(st.booleans()):
-        cfg.update({"store.kafka.keys": "true", "keys.format.class": JSON_FORMAT})
-    if draw(st.booleans()):
-        cfg.update({"store.kafka.headers": "true", "headers.format.class": JSON_FORMAT})
+    cfg.update(draw(null_policies_and_siblings()))
     return cfg
 
 

@@ -103,8 +103,8 @@ def load_connector_config(path: str | None, flag: str = "--connector-config") ->
     try:
         _, cfg = load_config_text(text, path)
     except ConfigSyntaxError as e:
-        raise UsageError(f"{flag} {path}: malformed JSON ({e}); fix the file so it is one JSON object, "
-                         "either {\"name\":…,\"config\":{…}} or a flat map of strings") from None
+        raise UsageError(f"{flag} {path}: malformed JSON at line {e.line}, column {e.column}; fix the file so it is "
+                         "one JSON object, either {\"name\":…,\"config\":{…}} or a flat map of strings") from None
     except ConfigError as e:
         raise UsageError(f"{flag} {path}: {e}") from None
     return cfg

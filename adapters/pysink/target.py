@@ -82,7 +82,6 @@ class PySinkTarget(Target):
         self._own_stack = None
         self._moto = None
         self._producer = None
-        self._admin = None
         self._group_offsets = None
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -134,7 +133,9 @@ class PySinkTarget(Target):
                 pass  # already there
             if self.mode == "broker":
                 self.obs.log_paths.update(self.stack.log_paths())
-                self._create_topics(self.topics)
+                from adapters.produce import create_topics
+
+                create_topics(self.stack.bootstrap, self.topics)
             else:
                 self.log = InProcessLog()
                 self.log.create(self.topics)
@@ -183,7 +184,6 @@ class PySinkTarget(Target):
         if self._producer is not None:
             self._producer.flush(5)
             self._producer = None
-        self._admin = None
         if self._group_offsets is not None:
             self._group_offsets.close()
             self._group_offsets = None
@@ -205,25 +205,6 @@ class PySinkTarget(Target):
                                  **({"variant.description": VARIANTS[self.variant]} if self.variant else {})})
 
     # --- Kafka helpers (broker mode) ---------------------------------------------------------
-    def _admin_client(self):
-        if self._admin is None:
-            from confluent_kafka.admin import AdminClient
-
-            self._admin = AdminClient({"bootstrap.servers": self.stack.bootstrap, "log_level": 3})
-        return self._admin
-
-    def _create_topics(self, topics: Mapping[str, int]) -> None:
-        from confluent_kafka.admin import NewTopic
-
-        futs = self._admin_client().create_topics(
-            [NewTopic(t, num_partitions=n, replication_factor=1) for t, n in topics.items()], operation_timeout=30)
-        for t, f in futs.items():
-            try:
-                f.result(timeout=40)
-            except Exception as e:  # noqa: BLE001
-                if "TOPIC_ALREADY_EXISTS" not in str(e):
-                    raise TargetError(f"could not create topic {t!r}: {e}") from None
-
     def _offsets(self):
         if self._group_offsets is None:
             from adapters.group_offsets import GroupOffsets

@@ -102,7 +102,7 @@ class SparkStreamingTarget(Target):
         self.sampler_errors: list[str] = []
         self._own_stack = None
         self._producer = None
-        self._admin = None
+        self._offsets = None
         self._s3 = None
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -167,7 +167,9 @@ class SparkStreamingTarget(Target):
                 pass
             self.obs.log_paths.update(self.stack.log_paths())
             self.obs.log_paths["spark-query"] = str(self.log_path)
-            self._create_topics(self.topics)
+            from adapters.produce import create_topics
+
+            create_topics(self.stack.bootstrap, self.topics)
             self._write_query_file(jars)
             self.proc = ManagedProcess("spark-query", [sys.executable, "-m", "adapters.spark_streaming.query",
                                                        str(self.query_dir / "query.json")],
@@ -238,7 +240,9 @@ class SparkStreamingTarget(Target):
         if self._producer is not None:
             self._producer.flush(5)
             self._producer = None
-        self._admin = None
+        if self._offsets is not None:
+            self._offsets.close()
+            self._offsets = None
         if self._own_stack is not None:
             self._own_stack.stop()
             self._own_stack = None
@@ -257,72 +261,26 @@ class SparkStreamingTarget(Target):
                                  "metadata.compact.interval": self.settings["metadata.compact.interval"]})
 
     # --- Kafka -----------------------------------------------------------------------------------
-    def _admin_client(self):
-        if self._admin is None:
-            from confluent_kafka.admin import AdminClient
-
-            self._admin = AdminClient({"bootstrap.servers": self.stack.bootstrap, "log_level": 3})
-        return self._admin
-
-    def _create_topics(self, topics: Mapping[str, int]) -> None:
-        from confluent_kafka.admin import NewTopic
-
-        # no retention: scenarios carry old record timestamps, and the broker's time-based
-        # retention (7 days by record time) would delete them within its first check (~30 s)
-        futs = self._admin_client().create_topics(
-            [NewTopic(t, num_partitions=n, replication_factor=1, config={"retention.ms": "-1"})
-             for t, n in topics.items()], operation_timeout=30)
-        for t, f in futs.items():
-            try:
-                f.result(timeout=40)
-            except Exception as e:  # noqa: BLE001
-                if "TOPIC_ALREADY_EXISTS" not in str(e):
-                    raise TargetError(f"could not create topic {t!r}: {e}") from None
-
     def log_ends(self) -> dict[str, int]:
-        from confluent_kafka import TopicPartition
-        from confluent_kafka.admin import OffsetSpec
+        if self._offsets is None:
+            from adapters.group_offsets import GroupOffsets
 
-        req = {TopicPartition(t, p): OffsetSpec.latest() for t, n in self.topics.items() for p in range(n)}
-        return {f"{tp.topic}-{tp.partition}": f.result(timeout=15).offset
-                for tp, f in self._admin_client().list_offsets(req, request_timeout=10).items()}
+            # the query keeps its offsets in its checkpoint, not in a group: any id reads log ends
+            self._offsets = GroupOffsets(self.stack.bootstrap, "sinkcheck-log-ends")
+        return {f"{t}-{p}": o for (t, p), o in self._offsets.log_ends(self.topics).items()}
 
     def produce(self, records: Sequence[RecordToProduce]) -> list[int]:
-        from confluent_kafka import Producer
+        from adapters.produce import new_producer, produce_records
 
         if self._producer is None:
-            self._producer = Producer({"bootstrap.servers": self.stack.bootstrap, "enable.idempotence": True,
-                                       "acks": "all", "linger.ms": 5, "message.timeout.ms": 60000, "log_level": 3})
-        p = self._producer
-        results: dict[int, tuple[int | None, str | None]] = {}
-
-        def cb(i: int):
-            def done(err, msg) -> None:  # noqa: ANN001
-                results[i] = (None, str(err)) if err else (msg.offset(), None)
-            return done
-
-        for i, r in enumerate(records):
-            kw = {"timestamp": r.timestamp} if r.timestamp is not None else {}
-            while True:
-                try:
-                    p.produce(r.topic, value=r.value, key=r.key, partition=r.partition,
-                              headers=list(r.headers) or None, on_delivery=cb(i), **kw)
-                    break
-                except BufferError:
-                    p.poll(0.1)
-            p.poll(0)
-        if p.flush(60):
-            raise TargetError("records not delivered within 60 s")
-        bad = [(i, e) for i, (_, e) in sorted(results.items()) if e]
-        if bad or len(results) != len(records):
-            raise TargetError(f"produce failed: {bad[:3] or 'missing delivery reports'}")
-        offsets = [results[i][0] for i in range(len(records))]
+            self._producer = new_producer(self.stack.bootstrap)
+        offsets = produce_records(self._producer, records)
         at = now_ms()
         with self._lock:
             for r, off in zip(records, offsets):
                 self.obs.produced.append(ProducedRecord(r.topic, r.partition, off, r.timestamp, r.key, r.value,
                                                         tuple(r.headers), at))
-        return offsets  # type: ignore[return-value]
+        return offsets
 
     # --- faults ----------------------------------------------------------------------------------
     def apply_fault(self, fault: Fault) -> None:
