@@ -127,11 +127,16 @@ def records_dataframe(spark, path: str):
     if path.endswith(".parquet") or os.path.isdir(path):
         df = spark.read.parquet(path)
     else:
-        # A string-typed field keeps the raw JSON text of objects and arrays.
-        schema = "topic string, partition int, offset long, timestamp long, key string, value string, headers string"
-        df = spark.read.schema(schema).json(path)
-        rdd = df.rdd.zipWithIndex().map(lambda t: (*t[0], t[1]))
-        df = spark.createDataFrame(rdd, RECORD_DDL)
+        # Parsed line by line in Python: Spark's JSON reader keeps the raw text of objects in a
+        # string field but unquotes strings, so the key "123" and the key 123 would look alike.
+        # Key, value and headers are kept as JSON text, as records_to_dataframe does.
+        def row(pair: tuple[str, int]) -> tuple:
+            r = json.loads(pair[0])
+            return (r["topic"], int(r["partition"]), int(r["offset"]), r.get("timestamp"), json.dumps(r.get("key")),
+                    json.dumps(r.get("value")), json.dumps(r.get("headers") or []), pair[1])
+
+        lines = spark.read.text(path).rdd.map(lambda t: t[0]).filter(lambda line: line.strip())
+        df = spark.createDataFrame(lines.zipWithIndex().map(row), RECORD_DDL)
     if "seq" not in df.columns:
         df = df.withColumn("seq", F.lit(None).cast("long"))
     return df.select(*[c.split()[0] for c in RECORD_DDL.split(", ")])

@@ -80,3 +80,19 @@ def test_spark_engine_reads_a_parquet_dump_and_writes_the_manifest(spark, tmp_pa
     manifest = spark.read.parquet(str(tmp_path / "manifest"))
     assert manifest.filter("kind = 'object'").count() == 6
     assert sorted(r.offsets for r in manifest.filter("kind = 'open'").collect()) == [[8, 9]] * 3
+
+
+def test_a_records_file_read_by_spark_keeps_string_keys_and_values_apart_from_numbers(spark, tmp_path):
+    """RECORDS.jsonl through Spark: the string "123" stays a string, the number 123 a number."""
+    from reference_impl.spark_engine import expect_spark, records_dataframe
+
+    records = [{"topic": "t", "partition": 0, "offset": o, "timestamp": 0, "key": k, "value": v, "headers": []}
+               for o, (k, v) in enumerate([("k0", "123"), (123, 123), ({"id": 1}, {"s": "x"})])]
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    cfg = parse_config({"format.class": "JsonFormat", "storage.class": "S3Storage", "s3.bucket.name": "b",
+                        "flush.size": "3", "store.kafka.keys": "true", "keys.format.class": "JsonFormat"})
+    local = expect(cfg, parse_records_lines(json.dumps(r) for r in records))
+    assert _comparable(expect_spark(cfg, records_dataframe(spark, str(path)))) == _comparable(local)
+    rows = records_dataframe(spark, str(path)).orderBy("seq").collect()
+    assert [(r["key"], r["value"]) for r in rows] == [('"k0"', '"123"'), ("123", "123"), ('{"id": 1}', '{"s": "x"}')]
