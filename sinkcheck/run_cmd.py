@@ -318,10 +318,22 @@ class Session:
     def failures(self) -> int:
         return sum(1 for r in self.results if r.failed())
 
-    def show_progress(self, current: str) -> None:
+    def estimated_left(self) -> str | None:
+        """The budget's remainder when there is one; otherwise the mean time per scenario so far
+        times the scenarios still to run (a shrink or a saved failure can make it run over)."""
         left = self.time_left()
-        self.term.progress(f"[sinkcheck] {self.done} scenarios done, {self.failures()} failed, "
-                           f"{len(self.errors)} errors" + (f", {fmt_secs(left)} left" if left is not None else "")
+        if left is not None:
+            return f"{fmt_secs(left)} left"
+        if self.done and self.total_hint > self.done:
+            mean = (time.monotonic() - self.started) / self.done
+            return f"~{fmt_secs(mean * (self.total_hint - self.done))} left"
+        return None
+
+    def show_progress(self, current: str) -> None:
+        done = f"{self.done}/{self.total_hint}" if self.total_hint >= self.done else str(self.done)
+        left = self.estimated_left()
+        self.term.progress(f"[sinkcheck] {done} scenarios done, {self.failures()} failed, "
+                           f"{len(self.errors)} errors" + (f", {left}" if left else "")
                            + f" · {current}")
 
     def run_one(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True) -> Any | None:
@@ -648,6 +660,7 @@ def cmd_run(args: Any) -> int:
     failures_dir = Path(args.failures_dir)
     named = [] if args.no_named else named_scenarios(args.scenario)
     sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
+    sess.total_hint = sum(len(saved_failures(failures_dir, spec)) + len(named) + n_examples for spec in targets)
     term.err(f"sinkcheck run: {', '.join(targets)} · profile {profile} · seed {seed} · "
              f"{len(named)} named + {n_examples} generated scenarios per target"
              + (f" · budget {fmt_secs(budget)}" if budget is not None else ""))

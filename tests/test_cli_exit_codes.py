@@ -205,3 +205,11 @@ def test_saved_failures_replay_first_and_heal(tmp_path: Path) -> None:
 
 def test_model_target_passes_named_scenario(tmp_path: Path) -> None:
     assert run(tmp_path, "--target", "model@10.6.3", *CHEAP) == Exit.OK
+
+
+def test_progress_counts_scenarios_against_the_total_and_estimates_time_left(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(tmp_path, "--target", spec(PassingTarget), "--no-named", "--examples", "3", "--no-faults") in (Exit.OK, Exit.UNKNOWN)
+    err = capsys.readouterr().err
+    assert "[sinkcheck] 0/3 scenarios done" in err
+    assert "[sinkcheck] 2/3 scenarios done" in err and "s left" in err.split("2/3 scenarios done")[1].splitlines()[0]
