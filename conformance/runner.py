@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.observation import FaultEvent, Observation
-from adapters.target import Fault, RecordToProduce, Target
+from adapters.target import Fault, RecordToProduce, Target, TargetInfo
 from conformance.checkers import RunData, run_checks
 from conformance.claims import CONFLUENT_SEMANTICS, Claim, claims_for
 from conformance.scenario import Scenario
@@ -34,6 +34,8 @@ class RunResult:
     # the target's further claims (e.g. Spark's at-least-once for a raw listing beside its
     # exactly-once through the _spark_metadata log), each checked on the same observation
     other_claims: list[tuple[Claim, list[Verdict]]] = field(default_factory=list)
+    # what the target said of itself (connector, Kafka and S3 server versions), for the report
+    target_info: TargetInfo | None = None
     status: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -169,6 +171,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             front.release()
         observation = tgt.observe()
     finally:
+        info = _target_info(tgt)
         tgt.stop()
         if front is not None:
             s3_events = front.events()
@@ -196,7 +199,15 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         verdicts = _tagged(claim, verdicts)
         others = [(c, _tagged(c, vs)) for c, vs in others]
     return RunResult(scenario, target_spec, claim, observation, expectation, verdicts,
-                     time.monotonic() - started, run_dir, others)
+                     time.monotonic() - started, run_dir, others, info)
+
+
+def _target_info(tgt: Target) -> TargetInfo | None:
+    # a third-party target's info() failing must not cost the run its verdicts
+    try:
+        return tgt.info()
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _tagged(claim: Claim, verdicts: list[Verdict]) -> list[Verdict]:

@@ -123,7 +123,7 @@ def cmd_gate(args: Any) -> int:
                  + (f" (the budget ran out: {skipped} skipped)" if skipped else "") + ".")
         return Exit.NOTHING_SELECTED
     versions = {r.scenario.connector_version for r in sess.results if r.scenario.connector_version}
-    ctx = ReportContext(command="gate", seed=seed, profile=profile, environment=environment([s for _, s, _ in sides], versions),
+    ctx = ReportContext(command="gate", seed=seed, profile=profile, environment=environment([s for _, s, _ in sides], versions, sess.results),
                         preflight=preflight, errors=sess.errors, origins=sess.origins, redactor=redactor)
     ctx.environment["baseline"] = f"{args.baseline}" + (f" @ {args.baseline_version}" if args.baseline_version else "")
     ctx.environment["candidate"] = f"{args.candidate}" + (f" @ {args.candidate_version}" if args.candidate_version else "")

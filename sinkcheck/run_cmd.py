@@ -512,34 +512,39 @@ def saved_failures(failures_dir: Path, spec: str) -> list[Path]:
     return sorted(failures_dir.glob(f"{slug(spec)}--*.json"))
 
 
-def environment(targets: Sequence[str], connector_versions: set[str]) -> dict[str, Any]:
+def environment(targets: Sequence[str], connector_versions: set[str], results: Sequence[Any] = ()) -> dict[str, Any]:
+    """The report's environment: what each target said of itself (TargetInfo) where it ran,
+    sinkcheck's own defaults where it did not."""
     import platform
 
     import sinkcheck
 
-    env: dict[str, Any] = {"sinkcheck version": sinkcheck.__version__, "python": platform.python_version(),
-                           "targets": ", ".join(targets),
-                           "connector versions": ", ".join(sorted(connector_versions)) or "default (model 12.1.9)"}
-    if any(t.startswith("kafka-connect") or ":broker" in t for t in targets):
-        try:
-            from adapters.kafka_connect import KAFKA_VERSION
+    infos = [r.target_info for r in results if getattr(r, "target_info", None) is not None]
 
-            env["Kafka"] = KAFKA_VERSION
-        except Exception:
-            pass
-    elif all(t.startswith("model") for t in targets):
-        env["Kafka"] = "none (the reference model is the target)"
-    else:
-        env["Kafka"] = "per target"
-    if all(t.startswith("model") for t in targets):
+    def told(what: Callable[[Any], str | None]) -> str:
+        return "; ".join(sorted({v for v in map(what, infos) if v}))
+
+    env: dict[str, Any] = {"sinkcheck version": sinkcheck.__version__, "python": platform.python_version(),
+                           "targets": ", ".join(targets)}
+    connectors = told(lambda i: " ".join(x for x in (i.connector_class, i.connector_version) if x) or None)
+    if connectors:
+        env["connector"] = connectors
+    env["model's connector version"] = ", ".join(sorted(connector_versions)) or "default (model 12.1.9)"
+    model_only = all(t.startswith("model") for t in targets)
+    env["Kafka"] = told(lambda i: i.kafka_version) or (
+        "none (the reference model is the target)" if model_only else "per target")
+    if model_only:
         env["S3 server"] = "none (objects come from the model)"
         return env
     try:
         from importlib.metadata import version
 
-        env["S3 server"] = f"moto {version('moto')} (sinkcheck's default, on 127.0.0.1)"
+        moto = f"moto {version('moto')}"
     except Exception:
-        env["S3 server"] = "unknown"
+        moto = "moto"
+    servers = told(lambda i: None if i.s3_server is None
+                   else (f"{moto} (sinkcheck's, on 127.0.0.1)" if i.s3_server.startswith("moto") else i.s3_server))
+    env["S3 server"] = servers or f"{moto} (sinkcheck's default, on 127.0.0.1)"
     return env
 
 
@@ -734,7 +739,7 @@ def cmd_run(args: Any) -> int:
             shutil.copy(f, out / "failures" / f"error--{slug(e['target'])}--{slug(e['scenario'])}.json")
     versions = {r.scenario.connector_version for r in sess.results if r.scenario.connector_version}
     ctx = ReportContext(command="run", seed=seed, profile=profile, duration_s=time.monotonic() - started,
-                        environment=environment(targets, versions), preflight=preflight, errors=sess.errors,
+                        environment=environment(targets, versions, sess.results), preflight=preflight, errors=sess.errors,
                         origins=sess.origins, reproducers=reproducers, redactor=redactor)
     if sess.skipped_budget:
         ctx.notes.append(f"{sess.skipped_budget} scenarios were not run: the budget ({args.budget}) ran out")

@@ -213,3 +213,16 @@ def test_progress_counts_scenarios_against_the_total_and_estimates_time_left(
     err = capsys.readouterr().err
     assert "[sinkcheck] 0/3 scenarios done" in err
     assert "[sinkcheck] 2/3 scenarios done" in err and "s left" in err.split("2/3 scenarios done")[1].splitlines()[0]
+
+
+class DescribedTarget(PassingTarget):
+    def info(self) -> TargetInfo:
+        return TargetInfo("described", connector_class="Acme S3 sink", connector_version="3.1",
+                          kafka_version="Kafka 9.9", s3_server="S3 at http://127.0.0.1:9")
+
+
+def test_the_reports_environment_is_what_the_target_says_of_itself(tmp_path: Path) -> None:
+    assert run(tmp_path, "--target", spec(DescribedTarget), *CHEAP) == Exit.OK
+    env = json.loads((tmp_path / "out" / "results.json").read_text())["environment"]
+    assert (env["connector"], env["Kafka"], env["S3 server"]) == ("Acme S3 sink 3.1", "Kafka 9.9", "S3 at http://127.0.0.1:9")
+    assert "Acme S3 sink 3.1" in (tmp_path / "out" / "report.html").read_text()

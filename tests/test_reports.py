@@ -77,7 +77,7 @@ def written(tmp_path: Path) -> tuple[Path, list[RunResult], ReportContext]:
                _result(tmp_path, "other-target", False, target="pysink")]
     redactor = Redactor.from_configs(CONNECTOR)
     ctx = ReportContext(seed=42, profile="ci", duration_s=3.0, redactor=redactor,
-                        environment={"sinkcheck version": "0.1.0", "connector versions": "10.6.3",
+                        environment={"sinkcheck version": "0.1.0", "model's connector version": "10.6.3",
                                      "Kafka": "4.1.1", "S3 server": "moto", "credentials": f"key {KEY_ID}"},
                         preflight=[{"check": "If-None-Match: * on PutObject", "status": "pass", "detail": "412", "rule": "R8"},
                                    {"check": "abort removes the upload", "status": "fail", "detail": "still listed", "rule": ""}],
