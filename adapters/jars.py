@@ -28,6 +28,11 @@ POM = Path(__file__).resolve().parent / "jvm" / "pom.xml"
 STAMP = ".sinkcheck-stamp"
 
 
+# the pom's kafka.version: the broker and Connect worker every JVM target runs
+KAFKA_VERSION = "4.1.1"
+KAFKA_DESCRIPTION = f"Apache Kafka {KAFKA_VERSION} (KRaft, Maven jars)"
+
+
 @dataclass(frozen=True)
 class JarSet:
     name: str
@@ -40,9 +45,9 @@ JAR_SETS: dict[str, JarSet] = {
     s.name: s
     for s in (
         JarSet("kafka", "Kafka broker (KRaft) + Kafka Connect runtime + log4j2 backend",
-               "org.apache.kafka:kafka_2.13:4.1.1, org.apache.kafka:connect-runtime:4.1.1", False),
+               f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}, org.apache.kafka:connect-runtime:{KAFKA_VERSION}", False),
         JarSet("filesink", "Apache Kafka FileStreamSink connector",
-               "org.apache.kafka:connect-file:4.1.1", True),
+               f"org.apache.kafka:connect-file:{KAFKA_VERSION}", True),
         JarSet("aiven", "Aiven S3 sink connector",
                "io.aiven:s3-connector-for-apache-kafka:2.15.0", True),
         JarSet("camel", "Apache Camel aws-s3-sink connector",

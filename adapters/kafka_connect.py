@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from adapters import jars
+from adapters.jars import KAFKA_DESCRIPTION
 from adapters.connectors import (ConnectorConfigError, ConnectorProfile, S3Location,
                                  fill_config, parse_connector_config, profile_for, redact)
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample,
@@ -40,7 +41,6 @@ from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetS
 from adapters.supervisor import (ConnectWorker, KafkaStack, MotoS3Server, now_ms, s3_client, wait_until)
 from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
 
-KAFKA_VERSION = "4.1.1"
 
 
 class PluginUnavailable(TargetError):
@@ -326,7 +326,7 @@ class KafkaConnectTarget(Target):
             name=f"kafka-connect:{p.name if p else self.profile_name}",
             connector_class=p.connector_class if p else None,
             connector_version=self.connector_version,
-            kafka_version=KAFKA_VERSION,
+            kafka_version=KAFKA_DESCRIPTION,
             s3_server=(f"moto {self.stack.s3.endpoint}" if self.stack and self.stack.s3
                        else f"S3 at {self.s3_endpoint}" if self.s3_endpoint else None),
             extra={"connector": self.name or "", "bucket": self.bucket or "",

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from adapters.jars import KAFKA_DESCRIPTION
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord,
                                   S3Object, StatusSample)
 from adapters.pysink import VARIANTS
@@ -199,7 +200,7 @@ class PySinkTarget(Target):
         return TargetInfo(name="pysink" + (":broker" if self.mode == "broker" else "")
                           + (f":{self.variant}" if self.variant else ""),
                           connector_class="sinkcheck Python sink", connector_version="0.2.0",
-                          kafka_version="Apache Kafka 4.1.1 (KRaft, Maven jars)" if self.mode == "broker"
+                          kafka_version=KAFKA_DESCRIPTION if self.mode == "broker"
                           else "in-process log", s3_server="moto",
                           extra={"variant": self.variant or "correct",
                                  **({"variant.description": VARIANTS[self.variant]} if self.variant else {})})

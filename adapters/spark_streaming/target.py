@@ -33,6 +33,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from adapters.jars import KAFKA_DESCRIPTION
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object,
                                   StatusSample)
 from adapters.spark_streaming.logs import METADATA_DIR, CheckpointState, read_checkpoint, read_metadata_log
@@ -48,7 +49,6 @@ CONFIG_KEYS = {
     "max.offsets.per.trigger": "",
     "metadata.compact.interval": "10",
 }
-KAFKA_VERSION = "Apache Kafka 4.1.1 (KRaft, Maven jars)"
 
 
 def spark_config(config: Mapping[str, Any] | str) -> tuple[str, dict[str, str]]:
@@ -255,7 +255,7 @@ class SparkStreamingTarget(Target):
             version = "unknown"
         return TargetInfo(name="spark-streaming",
                           connector_class="Spark Structured Streaming (Kafka source -> text file sink, S3A)",
-                          connector_version=f"pyspark {version}", kafka_version=KAFKA_VERSION, s3_server="moto",
+                          connector_version=f"pyspark {version}", kafka_version=KAFKA_DESCRIPTION, s3_server="moto",
                           extra={"output": self.output, "checkpoint": str(self.checkpoint),
                                  "trigger.interval.ms": self.settings["trigger.interval.ms"],
                                  "metadata.compact.interval": self.settings["metadata.compact.interval"]})
