@@ -282,3 +282,21 @@ def test_a_managed_process_dies_when_the_process_that_started_it_is_killed(tmp_p
     child = int(parent.stdout.split()[0])
     wait_until(lambda: not os.path.exists(f"/proc/{child}") or
                open(f"/proc/{child}/stat").read().split()[2] == "Z", 10, f"pid {child} to die with its parent")
+
+
+def test_the_poms_spark_and_hadoop_versions_are_pysparks_own():
+    """S3A and the Kafka source load into pyspark's JVM: hadoop-aws must be the Hadoop pyspark
+    bundles and spark-sql-kafka its exact version, or classes clash at the first read."""
+    import re
+
+    import pyspark
+
+    pom = jars.POM.read_text()
+    prop = {k: v for k, v in re.findall(r"<([a-z.]+)\.version>([^<]+)</\1\.version>", pom)}
+    bundled = sorted(Path(pyspark.__file__).parent.joinpath("jars").glob("hadoop-client-api-*.jar"))
+    assert bundled, "pyspark ships no hadoop-client-api jar"
+    assert prop["hadoop"] == bundled[0].name.removeprefix("hadoop-client-api-").removesuffix(".jar")
+    assert prop["spark"] == pyspark.__version__
+    assert jars.JAR_SETS["spark-s3a"].coordinates.endswith(":" + prop["hadoop"])
+    assert jars.JAR_SETS["spark-kafka"].coordinates.endswith(":" + prop["spark"])
+    assert prop["kafka"] == jars.KAFKA_VERSION
