@@ -100,3 +100,27 @@ def test_over_the_real_broker_a_crash_and_a_503_lose_nothing(tmp_path):
     for prop in ("no-loss", "no-duplicates", "commit-safety", "commit-progress"):
         assert claimed(r, prop).status == "pass", claimed(r, prop).to_json()
     assert r.observation.final_offsets == {"t-0": 12, "t-1": 12}
+
+
+@pytest.mark.kafka
+def test_over_the_real_broker_a_rebalance_and_a_config_update_mid_stream(tmp_path):
+    """A rebalance (the member leaves the group, a new one joins and resumes from the group's
+    offsets) and a flush.size change mid-stream (C3: the boundaries move, so exactly-once is not
+    claimed; no-loss still is). The model splits the stream where the update restarted."""
+    sc = Scenario("rebalance-and-update", {**BASE, "flush.size": "4"}, {"t": 2}, records(40, 2),
+                  [FaultStep(10, "quiet", {"seconds": 30}), FaultStep(10, "rebalance"),
+                   FaultStep(22, "quiet", {"seconds": 30}),
+                   FaultStep(22, "update-config", {"config": {"flush.size": "3"}})])
+    r = run_scenario(sc, "pysink:broker", tmp_path, quiet_timeout_s=60)
+    fired = [f for f in r.observation.faults if f.fired]
+    assert [f.kind for f in fired] == ["rebalance", "update-config"], r.observation.faults
+    assert fired[1].restart_from, fired[1]  # the offsets the new config starts from
+    assert r.claim.name == "at-least-once" and any("C3" in why for why in r.claim.reasons), r.claim
+    for prop in ("no-loss", "commit-safety", "commit-progress", "naming", "rotation"):
+        assert claimed(r, prop).status == "pass", claimed(r, prop).to_json()
+    assert r.status == "pass", [v.to_json() for v in r.failed()]
+    assert r.observation.final_offsets == {"t-0": 20, "t-1": 20}
+    # flush.size 4 up to the update (files at 0 and 4, committed to 8), then 3 from offset 8 on
+    starts = sorted(int(o.key.rsplit("+", 1)[1].split(".")[0])
+                    for o in r.observation.final_bucket.objects if "/partition=0/" in o.key)
+    assert starts == [0, 4, 8, 11, 14, 17], starts
