@@ -347,12 +347,8 @@ class KafkaConnectTarget(Target):
         if self._producer is None:
             self._producer = new_producer(self.stack.bootstrap)
         out = produce_records(self._producer, records)
-        at = now_ms()
         with self._lock:
-            for r, off in zip(records, out):
-                self.obs.produced.append(ProducedRecord(
-                    r.topic, r.partition, off, r.timestamp, r.key, r.value,
-                    tuple(r.headers), at))
+            self.obs.produced.extend(ProducedRecord.landed(records, out, now_ms()))
         return out
 
     # ------------------------------------------------------------------ faults

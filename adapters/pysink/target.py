@@ -233,11 +233,8 @@ class PySinkTarget(Target):
             assert self.log is not None
             offsets = [self.log.append(r.topic, r.partition, r.timestamp, r.key, r.value, tuple(r.headers))
                        for r in records]
-        at = now_ms()
         with self._lock:
-            for r, off in zip(records, offsets):
-                self.obs.produced.append(ProducedRecord(r.topic, r.partition, off, r.timestamp, r.key, r.value,
-                                                        tuple(r.headers), at))
+            self.obs.produced.extend(ProducedRecord.landed(records, offsets, now_ms()))
         return offsets
 
     def _produce_kafka(self, records: Sequence[RecordToProduce]) -> list[int]:

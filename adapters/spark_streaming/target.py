@@ -275,11 +275,8 @@ class SparkStreamingTarget(Target):
         if self._producer is None:
             self._producer = new_producer(self.stack.bootstrap)
         offsets = produce_records(self._producer, records)
-        at = now_ms()
         with self._lock:
-            for r, off in zip(records, offsets):
-                self.obs.produced.append(ProducedRecord(r.topic, r.partition, off, r.timestamp, r.key, r.value,
-                                                        tuple(r.headers), at))
+            self.obs.produced.extend(ProducedRecord.landed(records, offsets, now_ms()))
         return offsets
 
     # --- faults ----------------------------------------------------------------------------------
