@@ -74,14 +74,12 @@ def spark_claims(faults: Iterable[FaultStep] = ()) -> list[Claim]:
 
 def conditional_writes(config: dict[str, str], version: str | None) -> bool:
     """R8.1 as the model reads it: does CompleteMultipartUpload carry If-None-Match here?"""
-    from reference_impl.config import ConfigError, parse_config
+    from conformance.connector_config import sink_config
+    from reference_impl.config import ConfigError
     from reference_impl.versions import VersionError
 
-    cfg = {k: v for k, v in config.items() if k != "connector.class"}
-    cfg.setdefault("storage.class", "io.confluent.connect.s3.storage.S3Storage")
-    cfg.setdefault("s3.bucket.name", "sinkcheck")
     try:
-        return parse_config(cfg, version=version).conditional_writes_active
+        return sink_config(config, version).conditional_writes_active
     except (ConfigError, VersionError):
         return False
 

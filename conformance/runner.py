@@ -12,10 +12,11 @@ from adapters.observation import FaultEvent, Observation
 from adapters.target import Fault, RecordToProduce, Target, TargetInfo
 from conformance.checkers import RunData, run_checks
 from conformance.claims import CONFLUENT_SEMANTICS, Claim, claims_for
+from conformance.connector_config import sink_config
 from conformance.scenario import Scenario
 from conformance.targets import make_target, target_kind
 from conformance.verdicts import Verdict, overall
-from reference_impl.config import ConfigError, SinkConfig, parse_config
+from reference_impl.config import SinkConfig
 from reference_impl.connect_data import SinkRecord
 from reference_impl.expectation import Expectation
 from reference_impl.model import expect, expect_phases
@@ -61,14 +62,7 @@ def encode_record(r: dict[str, Any]) -> RecordToProduce:
 def model_config(scenario: Scenario, kind: str) -> SinkConfig | None:
     if kind not in CONFLUENT_SEMANTICS:
         return None
-    cfg = dict(scenario.connector)
-    cfg.setdefault("storage.class", "io.confluent.connect.s3.storage.S3Storage")
-    cfg.setdefault("s3.bucket.name", "sinkcheck")
-    cfg.pop("connector.class", None)
-    try:
-        return parse_config(cfg, version=scenario.connector_version)
-    except ConfigError:
-        raise
+    return sink_config(scenario.connector, scenario.connector_version)
 
 
 def config_phases(scenario: Scenario, kind: str, cfg: SinkConfig,

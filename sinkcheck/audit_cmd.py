@@ -22,17 +22,14 @@ from sinkcheck.exitcodes import Exit
 
 
 def _connector(path: str, version: str | None, bucket: str) -> tuple[dict[str, str], Any]:
-    from reference_impl.config import ConfigError, parse_config
+    from conformance.connector_config import sink_config
+    from reference_impl.config import ConfigError
     from reference_impl.versions import VersionError
     from sinkcheck.run_cmd import load_connector_config
 
-    raw = load_connector_config(path, "--config")
-    cfg = dict(raw or {})
-    cfg.setdefault("storage.class", "io.confluent.connect.s3.storage.S3Storage")
-    cfg.setdefault("s3.bucket.name", bucket)
-    cfg.pop("connector.class", None)
+    raw = dict(load_connector_config(path, "--config") or {})
     try:
-        return dict(raw or {}), parse_config(cfg, version=version)
+        return raw, sink_config(raw, version, bucket)
     except ConfigError as e:
         raise UsageError(f"--config {path}: {e}") from None
     except VersionError as e:

@@ -113,19 +113,16 @@ def load_connector_config(path: str | None, flag: str = "--connector-config") ->
 def validate_for_target(cfg: dict[str, str], target: str, version: str | None) -> None:
     """A config the connector would reject is a usage error before anything starts."""
     from conformance.claims import CONFLUENT_SEMANTICS
+    from conformance.connector_config import sink_config
     from conformance.targets import target_kind
-    from reference_impl.config import ConfigError, parse_config
+    from reference_impl.config import ConfigError
     from reference_impl.versions import VersionError
 
     kind = "confluent" if target.startswith("model@") else target_kind(target)
     if kind not in CONFLUENT_SEMANTICS:
         return
-    c = dict(cfg)
-    c.setdefault("storage.class", "io.confluent.connect.s3.storage.S3Storage")
-    c.setdefault("s3.bucket.name", "sinkcheck")
-    c.pop("connector.class", None)
     try:
-        parse_config(c, version=version)
+        sink_config(cfg, version)
     except ConfigError as e:
         raise UsageError(f"--connector-config is rejected for {target}: {e}") from None
     except VersionError as e:
