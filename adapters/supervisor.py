@@ -36,6 +36,13 @@ from adapters import jars
 from adapters.target import TargetError
 
 LOOPBACK = "127.0.0.1"
+# the converters of sinkcheck's Kafka Connect workers, for connectors whose config names none:
+# Kafka's own sample worker config (config/connect-distributed.properties)
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+WORKER_CONVERTERS = {
+    "key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "true",
+    "value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "true",
+}
 
 # Process groups started by this Python process and not yet stopped: killed at exit as a last
 # resort (a test that crashed before its finalizer ran).
@@ -451,8 +458,7 @@ class ConnectWorker:
         props: dict[str, object] = {
             "bootstrap.servers": self.bootstrap,
             "group.id": g,
-            "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+            **WORKER_CONVERTERS,
             "config.storage.topic": f"{g}-configs",
             "offset.storage.topic": f"{g}-offsets",
             "status.storage.topic": f"{g}-status",

@@ -11,6 +11,10 @@ BASE = {
     "storage.class": "io.confluent.connect.s3.storage.S3Storage",
     "format.class": JSON,
     "s3.bucket.name": "sinkcheck",
+    # keys are text, values schemaless JSON objects: what the records below are written in
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
 }
 PUBLIC_T = 1706713200000  # 2024-01-31T15:00:00Z
 MB = 1024 * 1024

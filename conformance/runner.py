@@ -2,22 +2,21 @@
 Checkers → Verdicts, with the model's Expectation beside the observation."""
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from adapters.observation import FaultEvent, Observation
-from adapters.target import Fault, RecordToProduce, Target, TargetInfo
+from adapters.target import Fault, Target, TargetInfo
 from conformance.checkers import RunData, run_checks
 from conformance.claims import CONFLUENT_SEMANTICS, Claim, claims_for
+from conformance import wire
 from conformance.connector_config import sink_config
-from conformance.scenario import Scenario
-from conformance.targets import make_target, target_kind
+from conformance.scenario import Scenario, ScenarioError
+from conformance.targets import make_target, target_kind, worker_converters
 from conformance.verdicts import Verdict, overall
 from reference_impl.config import SinkConfig
-from reference_impl.connect_data import SinkRecord
 from reference_impl.expectation import Expectation
 from reference_impl.model import expect, expect_phases
 
@@ -48,15 +47,6 @@ class RunResult:
 
     def failed(self) -> list[Verdict]:
         return [v for v in self.all_verdicts() if v.claimed and v.status == "fail"]
-
-
-def encode_record(r: dict[str, Any]) -> RecordToProduce:
-    """Scenario record → Kafka record bytes, as JsonConverter reads them."""
-    def enc(v: Any) -> bytes | None:
-        return None if v is None else json.dumps(v, separators=(",", ":")).encode()
-
-    headers = tuple((h[0], None if h[1] is None else str(h[1]).encode()) for h in r.get("headers") or [])
-    return RecordToProduce(r["topic"], int(r["partition"]), r.get("timestamp"), enc(r.get("key")), enc(r.get("value")), headers)
 
 
 def model_config(scenario: Scenario, kind: str) -> SinkConfig | None:
@@ -100,6 +90,12 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     adapters.supervisor.MotoS3Server to use (emptied first) instead of one started for this run:
     runs one after another share it (the kill matrix)."""
     started = time.monotonic()
+    worker = worker_converters(target_spec)
+    try:
+        wire.check_realizable(scenario.connector, scenario.records, worker)
+    except wire.NotRealizable as e:
+        raise ScenarioError(f"{scenario.name}: not a scenario a real deployment could produce: {e}") from None
+    to_produce = wire.records_to_produce(scenario.connector, scenario.records, worker)
     kind = target_kind(target_spec)
     s3_faults = [f for f in scenario.faults if f.kind in ("s3", "release")]
     front = moto = None
@@ -133,7 +129,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         for idx, step in faults + [(None, None)]:  # type: ignore[list-item]
             upto = len(scenario.records) if step is None else min(step.after, len(scenario.records))
             if upto > pos:
-                produced_offsets += tgt.produce([encode_record(r) for r in scenario.records[pos:upto]])
+                produced_offsets += tgt.produce(to_produce[pos:upto])
                 pos = upto
             if step is None:
                 break
@@ -178,9 +174,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         if step.kind == "s3" and front is None:
             observation.faults.append(FaultEvent("s3", dict(step.params), False,
                                                  detail="this target was run without the S3 fault front"))
-    records = [
-        SinkRecord.from_json({**r, "offset": off}) for r, off in zip(scenario.records, produced_offsets)
-    ]
+    records = wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker)
     expectation, phases = None, []
     if cfg is not None:
         phases = config_phases(scenario, kind, cfg, observation)

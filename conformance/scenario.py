@@ -1,9 +1,15 @@
 """A scenario: plain, serialisable data, generated whole, run whole, checked afterwards.
 
-It holds the connector config (the flat map a user POSTs as `config`), the topics, the
-records to produce (each non-null value carries a `seq` that identifies it in S3), and a
-fault schedule: each fault applies after a number of records has been produced. It
-serialises to versioned JSON; `sinkcheck replay SCENARIO.json --target …` runs it again.
+It holds the connector config (the flat map a user POSTs as `config`, converters included),
+the topics, the records to produce (each non-null value carries a `seq` that identifies it in
+S3; keys and values written in the notation of their converter, conformance.wire), and a fault
+schedule: each fault applies after a number of records has been produced. It serialises to
+versioned JSON; `sinkcheck replay SCENARIO.json --target …` runs it again.
+
+Format 2 states the converters; format 1 (before converters were part of a scenario) is
+migrated on load: its keys and values were produced as JSON text, so the converter that read
+them is JsonConverter, with schemas where every value is an envelope and without where none is.
+A format-1 file mixing the two is refused: no real converter reads both.
 """
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCENARIO_FORMAT = "sinkcheck.scenario/1"
+SCENARIO_FORMAT = "sinkcheck.scenario/2"
+FORMAT_1 = "sinkcheck.scenario/1"
 
 
 class ScenarioError(ValueError):
@@ -72,13 +79,16 @@ class Scenario:
 
     @classmethod
     def from_json(cls, obj: Any, source: str = "scenario") -> "Scenario":
+        if isinstance(obj, dict) and obj.get("format") == FORMAT_1:
+            obj = migrate_format_1(obj, source)
         if not isinstance(obj, dict) or obj.get("format") != SCENARIO_FORMAT:
-            raise ScenarioError(f"{source}: not a sinkcheck scenario (expected \"format\": \"{SCENARIO_FORMAT}\")")
+            raise ScenarioError(f"{source}: not a sinkcheck scenario (expected \"format\": \"{SCENARIO_FORMAT}\", "
+                                f"or the older \"{FORMAT_1}\")")
         try:
             conn = obj["connector"]
             config = conn["config"] if isinstance(conn, dict) and "config" in conn else conn
             faults = [FaultStep(int(f["after"]), str(f["kind"]), dict(f.get("params") or {})) for f in obj.get("faults", [])]
-            return cls(
+            sc = cls(
                 name=str(obj["name"]), connector={str(k): str(v) for k, v in config.items()},
                 topics={str(k): int(v) for k, v in obj["topics"].items()}, records=list(obj["records"]),
                 faults=faults, seed=obj.get("seed"), connector_version=obj.get("connector_version"),
@@ -86,6 +96,7 @@ class Scenario:
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ScenarioError(f"{source}: malformed scenario ({type(e).__name__}: {e})") from None
+        return sc
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -122,40 +133,111 @@ def _secret(key: str) -> bool:
 _SEQ_TEXT = re.compile(r"^seq=(\d+)$")
 
 
-def seq_value(seq: int, kind: str, payload: dict[str, Any] | None = None, schema: dict[str, Any] | None = None) -> Any:
-    """A record value of `kind` that carries `seq`, as a scenario writes it: "map" (schemaless
-    JSON), "struct" (JsonConverter's {schema, payload}), "string" (text `seq=<n>`), "bytes" (a
-    bytes envelope whose payload is JSON holding the seq, what ByteArrayFormat writes raw)."""
+def _is_envelope(v: Any) -> bool:
+    return isinstance(v, dict) and set(v) == {"schema", "payload"}
+
+
+def migrate_format_1(obj: dict[str, Any], source: str) -> dict[str, Any]:
+    """A format-1 scenario as format 2, producing the same bytes: format 1 wrote every key and
+    value as JSON text. Converters the config names are kept (its values re-written in their
+    notation); where it names none, JsonConverter with schemas when every value is an envelope,
+    without when none is; a mix is refused."""
+    out = dict(obj, format=SCENARIO_FORMAT)
+    conn = obj.get("connector") or {}
+    config = dict(conn["config"] if isinstance(conn, dict) and isinstance(conn.get("config"), dict) else conn)
+    records = [dict(r) for r in obj.get("records") or [] if isinstance(r, dict)]
+    for which in ("key", "value"):
+        prop = f"{which}.converter"
+        named = str(config.get(prop, "")).strip().rsplit(".", 1)[-1]
+        items = [r.get(which) for r in records if r.get(which) is not None]
+        if not named:
+            enveloped = [i for i, v in enumerate(items) if _is_envelope(v)]
+            if enveloped and len(enveloped) != len(items):
+                plain = next(i for i, v in enumerate(items) if not _is_envelope(v))
+                raise ScenarioError(
+                    f"{source}: a {FORMAT_1} scenario whose {which}s mix JsonConverter envelopes (e.g. non-null "
+                    f"{which} #{enveloped[0]}) and plain JSON (e.g. #{plain}); no real converter reads both. State "
+                    f"{prop} in its connector config and give every {which} in that converter's notation "
+                    f"(format {SCENARIO_FORMAT}), or split it into two scenarios")
+            config[prop] = "org.apache.kafka.connect.json.JsonConverter"
+            config[f"{prop}.schemas.enable"] = "true" if items and enveloped else "false"
+        elif named != "JsonConverter":
+            # the bytes were the JSON text: as a string, or as base64 of those bytes
+            for r in records:
+                if r.get(which) is not None:
+                    text = json.dumps(r[which], separators=(",", ":"), ensure_ascii=False)
+                    r[which] = text if named == "StringConverter" else base64.b64encode(text.encode()).decode()
+    out["records"] = records
+    out["connector"] = {**conn, "config": config} if isinstance(conn, dict) and "config" in conn else config
+    return out
+
+
+# value kinds (what the sink receives), each carrying a seq; which ones a value converter can
+# produce, and how a scenario writes them in that converter's notation (conformance.wire)
+VALUE_KINDS_BY_CONVERTER = {
+    "json-schemas": ("struct", "string", "bytes"),
+    "json": ("map", "string"),
+    "string": ("string",),
+    "bytearray": ("bytes",),
+}
+
+
+def converter_kind(config: dict[str, str], which: str = "value") -> str:
+    """"json-schemas", "json", "string" or "bytearray": the converter a config names for `which`."""
+    cls = str(config.get(f"{which}.converter", "")).strip().rsplit(".", 1)[-1]
+    if cls == "StringConverter":
+        return "string"
+    if cls == "ByteArrayConverter":
+        return "bytearray"
+    if cls == "JsonConverter":
+        on = str(config.get(f"{which}.converter.schemas.enable", "true")).strip().lower() == "true"
+        return "json-schemas" if on else "json"
+    raise ScenarioError(f"{which}.converter={cls or '(not set)'}: a scenario's converter is JsonConverter, "
+                        "StringConverter or ByteArrayConverter")
+
+
+def seq_value(seq: int, kind: str, payload: dict[str, Any] | None = None, schema: dict[str, Any] | None = None,
+              converter: str = "json") -> Any:
+    """A record value of `kind` that carries `seq`, written in the notation of `converter`
+    (converter_kind): "map" (a schemaless JSON object), "struct" (a Struct: JsonConverter's
+    envelope with `schema`), "string" (text `seq=<n>`), "bytes" (bytes holding the JSON of
+    the seq, what ByteArrayFormat writes raw)."""
     body = {"seq": seq, **(payload or {})}
+    allowed = VALUE_KINDS_BY_CONVERTER[converter]
+    if kind not in allowed:
+        raise ValueError(f"a {converter} value converter gives no {kind!r} values (it gives {', '.join(allowed)})")
     if kind == "map":
         return body
     if kind == "struct":
         return {"schema": schema, "payload": body}
     if kind == "string":
-        return f"seq={seq}"
-    if kind == "bytes":
-        raw = json.dumps(body, separators=(",", ":")).encode()
-        return {"schema": {"type": "bytes", "optional": True}, "payload": base64.b64encode(raw).decode()}
-    raise ValueError(f"unknown value kind {kind!r}")
+        text = f"seq={seq}"
+        return {"schema": {"type": "string", "optional": False}, "payload": text} if converter == "json-schemas" else text
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    encoded = base64.b64encode(raw).decode()
+    return {"schema": {"type": "bytes", "optional": True}, "payload": encoded} if converter == "json-schemas" else encoded
 
 
 def record_seq(value: Any) -> int | None:
     """The `seq` a value carries, as produced or as decoded from an object: a map or a Struct
-    payload with a `seq` field, text `seq=<n>`, or bytes (raw, or base64 as JSON writes them)
-    holding such a JSON map."""
+    payload with a `seq` field, text `seq=<n>`, text holding such a map as JSON, or bytes (raw,
+    or base64 as JSON writes them) holding either."""
     if isinstance(value, (bytes, bytearray)):
         try:
-            value = json.loads(bytes(value))
-        except ValueError:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
             return None
     if isinstance(value, str):
         m = _SEQ_TEXT.match(value)
         if m:
             return int(m.group(1))
-        try:
-            value = json.loads(base64.b64decode(value, validate=True))
-        except (ValueError, binascii.Error):
-            return None
+        try:  # JSON text (a value re-expressed as a string), else base64 bytes holding it
+            value = json.loads(value)
+        except ValueError:
+            try:
+                return record_seq(base64.b64decode(value, validate=True))
+            except (ValueError, binascii.Error):
+                return None
     if isinstance(value, dict):
         if "payload" in value and "schema" in value:
             return record_seq(value["payload"])

@@ -5,9 +5,13 @@ records, the default partitioner, no rotation by time, no nulls.
 """
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from hypothesis import strategies as st
+
+from conformance.scenario import VALUE_KINDS_BY_CONVERTER, FaultStep, Scenario, converter_kind, seq_value
+from conformance.wire import with_worker_converters
 
 T0 = 1714557600000  # 2024-05-01T10:00:00Z, an hour edge
 JSON_FORMAT = "io.confluent.connect.s3.format.json.JsonFormat"
@@ -130,7 +134,6 @@ def put_schedules(draw: st.DrawFn, n_records: int) -> list[dict[str, int]]:
 
 # --- whole scenarios -------------------------------------------------------------------------
 
-from conformance.scenario import FaultStep, Scenario, seq_value  # noqa: E402
 
 SINK_PARTITIONERS = ("default", "field", "hourly", "daily", "time")
 FORMAT_CLASSES = {
@@ -190,7 +193,35 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS) -> di
     if fmt in ("json", "bytearray") and draw(st.booleans()):
         cfg["s3.compression.type"] = "gzip"
     cfg.update(draw(null_policies_and_siblings()))
+    cfg.update(draw(converter_configs(cfg)))
     return cfg
+
+
+# converters by kind (conformance.scenario.converter_kind), as a connector config states them
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+CONVERTER_CLASSES = {"json": JSON_CONVERTER, "json-schemas": JSON_CONVERTER,
+                     "string": "org.apache.kafka.connect.storage.StringConverter",
+                     "bytearray": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+CONVERTER_KINDS = ("json", "json-schemas", "string", "bytearray")  # simplest first: shrinks toward schemaless JSON
+
+
+def converter_config(which: str, kind: str) -> dict[str, str]:
+    """`which`.converter (and its schemas.enable) for a converter kind."""
+    out = {f"{which}.converter": CONVERTER_CLASSES[kind]}
+    if kind.startswith("json"):
+        out[f"{which}.converter.schemas.enable"] = "true" if kind == "json-schemas" else "false"
+    return out
+
+
+@st.composite
+def converter_configs(draw: st.DrawFn, cfg: dict[str, str]) -> dict[str, str]:
+    """One key converter and one value converter for a connector: the value converter among
+    those whose values this config can write (value_kinds), the key converter any of them.
+    Shrinks toward schemaless JSON."""
+    fits = [k for k in CONVERTER_KINDS if value_kinds({**cfg, **converter_config("value", k)})]
+    out = converter_config("value", draw(st.sampled_from(fits)))
+    out.update(converter_config("key", draw(st.sampled_from(("string", "json", "bytearray")))))
+    return out
 
 
 SINK_VALUE_SCHEMA = {
@@ -203,16 +234,29 @@ SINK_VALUE_SCHEMA = {
 
 def value_kinds(cfg: dict[str, str]) -> tuple[str, ...]:
     """The kinds of values (conformance.scenario.seq_value) a config can write without its task
-    dying on every record: ByteArray needs bytes (R10.2), Avro and Parquet and FieldPartitioner
-    need Structs (R10.4, R6.2), RecordField a Struct or a map holding the field (R6.5)."""
+    dying on every record, among those its value converter gives: ByteArray needs bytes
+    (R10.2), Avro and Parquet and FieldPartitioner need Structs (R10.4, R6.2), RecordField a
+    Struct or a map holding the field (R6.5)."""
     fmt = cfg.get("format.class", JSON_FORMAT).rsplit(".", 1)[-1]
     if fmt == "ByteArrayFormat":
-        return ("bytes",)
-    if fmt in ("AvroFormat", "ParquetFormat") or cfg.get("partitioner.class", "").endswith("FieldPartitioner"):
-        return ("struct",)
-    if cfg.get("timestamp.extractor") == "RecordField" and not cfg.get("partitioner.class", "").endswith("DefaultPartitioner"):
-        return ("struct", "map")
-    return ("map", "struct", "string", "bytes")
+        wanted: tuple[str, ...] = ("bytes",)
+    elif fmt in ("AvroFormat", "ParquetFormat") or cfg.get("partitioner.class", "").endswith("FieldPartitioner"):
+        wanted = ("struct",)
+    elif cfg.get("timestamp.extractor") == "RecordField" and not cfg.get("partitioner.class", "").endswith("DefaultPartitioner"):
+        wanted = ("struct", "map")
+    else:
+        wanted = ("map", "struct", "string", "bytes")
+    given = VALUE_KINDS_BY_CONVERTER[converter_kind(cfg)]
+    return tuple(k for k in wanted if k in given)
+
+
+def key_value(text: str, kind: str) -> Any:
+    """A record key holding `text`, in the notation of a key converter of `kind`."""
+    if kind == "json-schemas":
+        return {"schema": {"type": "string", "optional": True}, "payload": text}
+    if kind == "bytearray":
+        return base64.b64encode(text.encode()).decode()
+    return text
 
 
 @st.composite
@@ -221,8 +265,13 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     """Records with a `seq` in every value (how checkers find them in S3), of the kinds the
     config can write (value_kinds): late and out-of-order timestamps, hour edges, idle gaps,
     keys, headers, regions, and null values in some streams (rarely where nulls kill the task)."""
-    cfg = cfg or {}
+    cfg = with_worker_converters(cfg or {})
     kinds = value_kinds(cfg)
+    if not kinds:
+        raise ValueError(f"value.converter={converter_kind(cfg)} gives no value this config can write "
+                         f"({cfg.get('format.class', JSON_FORMAT).rsplit('.', 1)[-1]}, "
+                         f"{cfg.get('partitioner.class', 'DefaultPartitioner').rsplit('.', 1)[-1]})")
+    converter, key_kind = converter_kind(cfg), converter_kind(cfg, "key")
     n = draw(st.integers(1, max_records))
     tps = [(t, p) for t, k in topics.items() for p in range(k)]
     clock = T0 - draw(st.sampled_from([0, 1500, 60_000]))
@@ -237,8 +286,8 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
             value = None
         else:
             value = seq_value(seq, draw(st.sampled_from(kinds)), {"region": draw(st.sampled_from(["eu", "us"])),
-                                                                  "ts": ts}, SINK_VALUE_SCHEMA)
-        out.append({"topic": t, "partition": p, "timestamp": ts, "key": f"k{seq % 5}", "value": value,
+                                                                  "ts": ts}, SINK_VALUE_SCHEMA, converter)
+        out.append({"topic": t, "partition": p, "timestamp": ts, "key": key_value(f"k{seq % 5}", key_kind), "value": value,
                     "headers": [["h", str(seq)]]})
     return out
 
@@ -314,7 +363,7 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
               formats: tuple[str, ...] = SINK_FORMATS, connector: dict[str, str] | None = None) -> Scenario:
     """A whole scenario: config (or the user's `connector`), topics, records that fit it,
     faults. Shrinks toward fewer records, no faults and the simplest config."""
-    cfg = dict(connector) if connector is not None else draw(sink_configs(formats))
+    cfg = with_worker_converters(connector) if connector is not None else draw(sink_configs(formats))
     topics = {"orders": draw(st.integers(1, 2))}
     records = draw(sink_records(topics, max_records, cfg))
     faults = draw(fault_schedules(len(records))) if with_faults else []

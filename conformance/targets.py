@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from importlib import metadata
 from pathlib import Path
+from typing import Mapping
 
 from adapters.target import Target
 
@@ -24,6 +25,15 @@ OBJECT_FORMATS = {"spark-streaming": "jsonl", "aiven": "aiven", "camel": "camel"
 
 class TargetSpecError(ValueError):
     pass
+
+
+def worker_converters(spec: str) -> Mapping[str, str]:
+    """What reads a scenario's records where its config names no converter: a Kafka Connect
+    worker's converters (sinkcheck's workers and the Python sink: JsonConverter with schemas),
+    or, for Spark Structured Streaming, which takes the Kafka values as they are, JSON text."""
+    from conformance import wire
+
+    return wire.JSON_TEXT if target_kind(spec) == "spark-streaming" else wire.WORKER_CONVERTERS
 
 
 def target_kind(spec: str) -> str:

@@ -84,11 +84,13 @@ def observed_objects(result: Any) -> list[dict[str, Any]]:
         cfg = model_config(result.scenario, kind)
         records = []
         if result.expectation is not None or cfg is not None or object_format_of(result.target):
-            from reference_impl.connect_data import SinkRecord
+            from conformance import wire
+            from conformance.targets import worker_converters
 
-            offsets = [p for p in result.observation.produced]
-            if len(offsets) == len(result.scenario.records):
-                records = [SinkRecord.from_json({**r, "offset": p.offset}) for r, p in zip(result.scenario.records, offsets)]
+            produced = result.observation.produced
+            if len(produced) == len(result.scenario.records):
+                records = wire.sink_records(result.scenario.connector, result.scenario.records,
+                                            [p.offset for p in produced], worker_converters(result.target))
         data = RunData(result.scenario, result.target, result.observation, result.claim, cfg, result.expectation, records)
     except Exception:
         data = None

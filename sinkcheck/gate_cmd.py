@@ -27,13 +27,11 @@ def late_records_across_hour_edge() -> Any:
     default) every change of hour closes the file: more, smaller objects. Without it
     (10.5.16–10.5.23, commit 1c748db0) both hours stay open and close together by
     rotate.interval.ms (issue #529, spec §18)."""
+    from conformance.named import BASE
     from conformance.scenario import Scenario
 
     cfg = {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
-        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "s3.bucket.name": "sinkcheck", "flush.size": "1000", "rotate.interval.ms": "600000",
+        **BASE, "flush.size": "1000", "rotate.interval.ms": "600000",
         "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
         "timestamp.extractor": "Record", "locale": "en-US", "timezone": "UTC",
     }

@@ -179,9 +179,9 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
                                       S3Object, StatusSample)
     from conformance.checkers import RunData, run_checks
     from conformance.claims import claim_for
-    from conformance.runner import RunResult, encode_record, model_config
+    from conformance import wire
+    from conformance.runner import RunResult, model_config
     from conformance.verdicts import PASS, UNKNOWN
-    from reference_impl.connect_data import SinkRecord
     from reference_impl.contents import encode_view
     from reference_impl.model import expect
 
@@ -194,15 +194,15 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
     cfg = model_config(scenario, "confluent")
     t0 = 1_000_000
     next_off: dict[tuple[str, int], int] = {}
-    produced, records = [], []
-    for i, r in enumerate(scenario.records):
-        tp = (r["topic"], int(r["partition"]))
+    produced, offsets = [], []
+    for i, enc in enumerate(wire.records_to_produce(scenario.connector, scenario.records)):
+        tp = (enc.topic, enc.partition)
         off = next_off.get(tp, 0)
         next_off[tp] = off + 1
-        enc = encode_record(r)
+        offsets.append(off)
         produced.append(ProducedRecord(enc.topic, enc.partition, off, enc.timestamp, enc.key, enc.value, enc.headers,
                                        at_ms=t0 + 10 * i))
-        records.append(SinkRecord.from_json({**r, "offset": off}))
+    records = wire.sink_records(scenario.connector, scenario.records, offsets)
     at_of = {(p.topic, p.partition, p.offset): p.at_ms for p in produced}
     end = t0 + 10 * len(produced) + 10
     exp = expect(cfg, records)
@@ -371,9 +371,17 @@ def redacted_scenario(scenario: Any, redactor: Any) -> Any:
 
 
 def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | None, seed: int | None) -> Any:
+    """The scenario as this run plays it: under the user's connector config (its records
+    re-expressed for that config's converters), at the run's connector version and seed."""
+    from conformance import wire
+
     changes: dict[str, Any] = {}
     if connector is not None:
         changes["connector"] = dict(connector)
+        try:
+            changes["records"] = wire.reexpress(scenario.records, scenario.connector, connector)
+        except wire.NotRealizable as e:
+            raise UsageError(f"{scenario.name} under the given connector config: {e}") from None
     if version is not None and scenario.connector_version is None:
         changes["connector_version"] = version
     if seed is not None and scenario.seed is None:

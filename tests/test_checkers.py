@@ -14,7 +14,9 @@ from reference_impl.connect_data import SinkRecord
 from reference_impl.model import expect
 
 CONFIG = {"format.class": "io.confluent.connect.s3.format.json.JsonFormat", "flush.size": "3",
-          "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b"}
+          "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b",
+          "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+          "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}
 D = "topics/t/partition=0"
 
 

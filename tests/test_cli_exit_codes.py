@@ -129,7 +129,7 @@ def test_claimed_failure_is_1_with_failure_block_and_reproducer(tmp_path: Path, 
     out = capsys.readouterr().out
     assert "✗ no-loss [P-NOLOSS]" in out and "Reproduce with: sinkcheck replay" in out and "FAIL: 1 runs" in out
     saved = list((tmp_path / "out" / "failures").glob("*.json"))
-    assert len(saved) == 1 and json.loads(saved[0].read_text())["format"] == "sinkcheck.scenario/1"
+    assert len(saved) == 1 and json.loads(saved[0].read_text())["format"] == "sinkcheck.scenario/2"
     assert [p.name for p in (tmp_path / "saved").iterdir()] == [saved[0].name]
 
 

@@ -12,7 +12,9 @@ from conformance.scenario import FaultStep, Scenario
 
 BASE = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "s3.bucket.name": "sinkcheck",
         "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "storage.class": "io.confluent.connect.s3.storage.S3Storage"}
+        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}
 
 
 def records(n: int, partitions: int = 1) -> list[dict]:

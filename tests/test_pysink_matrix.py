@@ -6,7 +6,8 @@ its property.
 
 Each test drives a `PySinkTarget` in-process with `threaded=False` and a `ManualClock`
 (`step(at_ms)` is one put at that time) against one moto server shared by the module; each
-test has its own bucket."""
+test has its own bucket. Keys and values are read by JsonConverter without schemas unless a
+test says otherwise (ENVELOPED values: with schemas, where `{"schema": null, …}` is schemaless)."""
 from __future__ import annotations
 
 import base64
@@ -45,7 +46,7 @@ def sink(moto, tmp_path):
         bucket = f"m-{uuid.uuid4().hex[:12]}"
         t = PySinkTarget(tmp_path / bucket, s3_endpoint=moto.endpoint, clock=ManualClock(T0), threaded=False)
         started.append(t)
-        t.start({"s3.bucket.name": bucket, "format.class": JSON, **config}, topics or {"t": 1})
+        t.start({"s3.bucket.name": bucket, "format.class": JSON, **PLAIN_JSON, **config}, topics or {"t": 1})
         return t
 
     yield make
@@ -57,6 +58,18 @@ def rec(value, key=b'"k"', headers=(("h", b"1"),), ts=T0, topic="t") -> RecordTo
     """A record; dict/str values and keys are JSON-encoded (as the runner does), bytes go as is."""
     enc = (lambda v: v if v is None or isinstance(v, bytes) else json.dumps(v, separators=(",", ":")).encode())
     return RecordToProduce(topic, 0, ts, enc(key), enc(value), tuple(headers))
+
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+PLAIN_JSON = {"key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "false",
+              "value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "false"}
+ENVELOPED = {"value.converter.schemas.enable": "true"}
+ENVELOPED_KEYS = {"key.converter.schemas.enable": "true"}
+
+
+def nos(v) -> dict:
+    """A schemaless value or key under JsonConverter with schemas: the envelope with a null schema."""
+    return {"schema": None, "payload": v}
 
 
 def bytes_env(raw: bytes) -> dict:
@@ -79,11 +92,11 @@ HEADERS = {"store.kafka.headers": "true", "headers.format.class": JSON}
 # --- R11: keys and headers -----------------------------------------------------------------------
 
 def test_E6_keys_headers_and_gzip_make_each_data_file_a_triple(sink):
-    t = sink({"flush.size": "2", "s3.compression.type": "gzip", **KEYS, **HEADERS})
+    t = sink({"flush.size": "2", "s3.compression.type": "gzip", **KEYS, **HEADERS, **ENVELOPED_KEYS})
     struct_key = {"schema": {"type": "struct", "fields": [{"field": "id", "type": "int32"}]}, "payload": {"id": 7}}
-    t.produce([rec({"n": 0}, key="k0", headers=[("trace", b"abc")]),
+    t.produce([rec({"n": 0}, key=nos("k0"), headers=[("trace", b"abc")]),
                rec({"n": 1}, key=struct_key, headers=[("trace", b"def"), ("n", b"1")]),
-               rec({"n": 2}, key=5, headers=[("trace", b"ghi")])])
+               rec({"n": 2}, key=nos(5), headers=[("trace", b"ghi")])])
     t.step(T0)
     raw = {o.key: o.body for o in t.sample_bucket().objects}
     assert all(b[:2] == b"\x1f\x8b" for b in raw.values())  # every object is gzip
@@ -98,7 +111,7 @@ def test_E6_keys_headers_and_gzip_make_each_data_file_a_triple(sink):
     assert completed(t) == [D + "t+0+0000000000.json.gz", D + "t+0+0000000000.keys.json.gz",
                             D + "t+0+0000000000.headers.json.gz"]
     assert t.committed() == {("t", 0): 2}
-    t.produce([rec({"n": 3}, key="k3", headers=[("trace", b"jkl")])])
+    t.produce([rec({"n": 3}, key=nos("k3"), headers=[("trace", b"jkl")])])
     t.step(T0 + 1000)
     assert sorted(objects(t)) == sorted([D + f"t+0+{s:010d}{ext}" for s in (0, 2)
                                          for ext in (".json.gz", ".keys.json.gz", ".headers.json.gz")])
@@ -143,9 +156,10 @@ def test_a_record_without_headers_with_headers_on_kills_the_task(sink):
 # --- R12.3 / R6.7: tombstones --------------------------------------------------------------------
 
 def test_E7_tombstone_write_with_json_keys(sink):
-    t = sink({"flush.size": "2", "behavior.on.null.values": "write", **KEYS})
-    null_envelope = {"schema": {"type": "string", "optional": True}, "payload": None}
-    t.produce([rec("v", key="k0"), rec(None, key="k1"), rec("v", key="k2"), rec(null_envelope, key="k3")])
+    t = sink({"flush.size": "2", "behavior.on.null.values": "write", **KEYS, **ENVELOPED})
+    string = {"type": "string", "optional": True}
+    t.produce([rec({"schema": string, "payload": "v"}, key="k0"), rec(None, key="k1"),
+               rec({"schema": string, "payload": "v"}, key="k2"), rec({"schema": string, "payload": None}, key="k3")])
     t.step(T0)
     assert objects(t) == {
         D + "t+0+0000000000.json": b'"v"\n', D + "t+0+0000000000.keys.json": b'"k0"\n',
@@ -194,7 +208,7 @@ def test_a_key_containing_the_tombstone_string_gets_no_value_object(sink):
 # --- R10.2: ByteArrayFormat ----------------------------------------------------------------------
 
 def test_bytearray_default_separator_and_extension(sink):
-    t = sink({"flush.size": "3", "format.class": BYTES})
+    t = sink({"flush.size": "3", "format.class": BYTES, **ENVELOPED})
     t.produce([rec(bytes_env(b"\x00\x01\x02")), rec(bytes_env(b"hi\n")), rec(bytes_env(b""))])
     t.step(T0)
     assert objects(t) == {D + "t+0+0000000000.bin": b"\x00\x01\x02\nhi\n\n\n"}
@@ -202,7 +216,7 @@ def test_bytearray_default_separator_and_extension(sink):
 
 def test_bytearray_custom_separator_extension_gzip_and_keys(sink):
     t = sink({"flush.size": "2", "format.class": BYTES, "format.bytearray.separator": " || ",
-              "format.bytearray.extension": ".dat", "s3.compression.type": "gzip", **KEYS})
+              "format.bytearray.extension": ".dat", "s3.compression.type": "gzip", **KEYS, **ENVELOPED})
     t.produce([rec(bytes_env(b"one"), key="a"), rec(bytes_env(b"two"), key="b")])
     t.step(T0)
     assert objects(t) == {D + "t+0+0000000000.dat.gz": b"one || two || ",
@@ -210,14 +224,14 @@ def test_bytearray_custom_separator_extension_gzip_and_keys(sink):
 
 
 @pytest.mark.parametrize("value,what", [
-    ({"n": 1}, "schemaless dict"),
-    ("AAEC", "schemaless str"),  # base64 text without a BYTES schema is a String
+    (nos({"n": 1}), "schemaless dict"),
+    (nos("AAEC"), "schemaless str"),  # base64 text without a BYTES schema is a String
     ({"schema": {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "parameters": {"scale": "2"}},
       "payload": "BNI="}, "Decimal"),
     ({"schema": {"type": "string"}, "payload": "x"}, "string"),
 ])
 def test_bytearray_with_a_value_that_is_not_bytes_kills_the_task(sink, value, what):
-    t = sink({"flush.size": "1", "format.class": BYTES})
+    t = sink({"flush.size": "1", "format.class": BYTES, **ENVELOPED})
     t.produce([rec(bytes_env(b"ok")), rec(value)])
     with pytest.raises(TaskFailed, match=rf"offset 1: ByteArrayFormat needs a bytes value.*{what}"):
         t.step(T0)
@@ -248,11 +262,11 @@ def hour_dir(y, mo, d, h) -> str:
     (struct({"type": "int64"}, 1714551300), hour_dir(1970, 1, 20, 20)),  # E9: seconds read as ms
     (struct({"type": "int64", "name": "org.apache.kafka.connect.data.Timestamp"}, 1714551300000),
      hour_dir(2024, 5, 1, 8)),
-    ({"meta": {"ts": 1714551300000}}, hour_dir(2024, 5, 1, 8)),  # a schemaless map
-    ({"meta": {"ts": "2024-05-01T07:59:59.999Z"}}, hour_dir(2024, 5, 1, 7)),
+    (nos({"meta": {"ts": 1714551300000}}), hour_dir(2024, 5, 1, 8)),  # a schemaless map
+    (nos({"meta": {"ts": "2024-05-01T07:59:59.999Z"}}), hour_dir(2024, 5, 1, 7)),
 ])
 def test_record_field_on_a_dotted_path(sink, value, where):
-    t = sink({**HOURLY, "timestamp.extractor": "RecordField", "timestamp.field": "meta.ts"})
+    t = sink({**HOURLY, "timestamp.extractor": "RecordField", "timestamp.field": "meta.ts", **ENVELOPED})
     t.produce([rec(value, ts=T0 + 5 * 3_600_000)])  # the record timestamp (15:00) is not used
     t.step(T0)
     assert list(objects(t)) == [where + "t+0+0000000000.json"]
@@ -263,14 +277,14 @@ def test_record_field_on_a_dotted_path(sink, value, where):
     (struct({"type": "string"}, None), r"'meta\.ts' is null"),
     ({"schema": {"type": "struct", "fields": [{"field": "id", "type": "int32"}]}, "payload": {"id": 1}},
      r"'meta\.ts' is not in the value's schema"),
-    ({"meta": {}}, r"'meta\.ts' is missing or null"),
-    ({"other": 1}, r"'meta\.ts' is missing or null"),
+    (nos({"meta": {}}), r"'meta\.ts' is missing or null"),
+    (nos({"other": 1}), r"'meta\.ts' is missing or null"),
     (struct({"type": "string"}, "yesterday"), r"neither epoch milliseconds nor an ISO-8601"),
-    (struct({"type": "float64"}, 1.5), r"has type float64"),
-    ("just text", r"RecordField needs a Struct or Map value"),
+    (struct({"type": "double"}, 1.5), r"has type double"),
+    (nos("just text"), r"RecordField needs a Struct or Map value"),
 ])
 def test_record_field_missing_null_or_unreadable_kills_the_task(sink, value, match):
-    t = sink({**HOURLY, "timestamp.extractor": "RecordField", "timestamp.field": "meta.ts"})
+    t = sink({**HOURLY, "timestamp.extractor": "RecordField", "timestamp.field": "meta.ts", **ENVELOPED})
     t.produce([rec(value)])
     with pytest.raises(TaskFailed, match=rf"offset 0: .*{match}"):
         t.step(T0)
@@ -369,10 +383,52 @@ def test_schema_changes_rotate_under_none(sink):
     s1 = {"type": "struct", "fields": [{"field": "n", "type": "int64"}]}
     s1_spelled = {"type": "struct", "optional": False, "fields": [{"field": "n", "type": "int64", "optional": False}]}
     s2 = {**s1, "name": "v2"}
-    t = sink({"flush.size": "10"})
-    t.produce([rec({"n": 0}), rec({"schema": s1, "payload": {"n": 1}}), rec({"schema": s1_spelled, "payload": {"n": 2}}),
-               rec({"schema": s2, "payload": {"n": 3}}), rec({"n": 4})])
+    t = sink({"flush.size": "10", **ENVELOPED})
+    t.produce([rec(nos({"n": 0})), rec({"schema": s1, "payload": {"n": 1}}), rec({"schema": s1_spelled, "payload": {"n": 2}}),
+               rec({"schema": s2, "payload": {"n": 3}}), rec(nos({"n": 4}))])
     t.step(T0)
     assert objects(t) == {D + "t+0+0000000000.json": b'{"n":0}\n', D + "t+0+0000000001.json": b'{"n":1}\n{"n":2}\n',
                           D + "t+0+0000000003.json": b'{"n":3}\n'}
     assert t.committed() == {("t", 0): 4}
+
+
+# --- converters: what the sink receives is what its converter reads ------------------------------
+
+STRING_VALUES = {"value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+BYTEARRAY_VALUES = {"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+
+
+def test_string_converter_values_are_written_as_json_strings(sink):
+    t = sink({"flush.size": "2", **STRING_VALUES})
+    t.produce([rec(b"seq=0"), rec(b'{"not":"parsed"}')])
+    t.step(T0)
+    assert objects(t) == {D + "t+0+0000000000.json": b'"seq=0"\n"{\\"not\\":\\"parsed\\"}"\n'}
+
+
+def test_bytearray_converter_values_go_raw_into_bytearray_format_and_base64_into_json(sink):
+    raw = sink({"flush.size": "2", "format.class": BYTES, **BYTEARRAY_VALUES})
+    raw.produce([rec(b"\x00\x01"), rec(b"two")])
+    raw.step(T0)
+    assert objects(raw) == {D + "t+0+0000000000.bin": b"\x00\x01\ntwo\n"}
+    js = sink({"flush.size": "1", **BYTEARRAY_VALUES})
+    js.produce([rec(b"\x00\x01")])
+    js.step(T0)
+    assert objects(js) == {D + "t+0+0000000000.json": b'"AAE="\n'}
+
+
+@pytest.mark.parametrize("value,match", [
+    ({"n": 1}, 'requires "schema" and "payload"'),  # plain JSON under schemas.enable=true
+    ({"schema": {"type": "float64"}, "payload": 1.5}, "Unknown schema type: float64"),  # JsonConverter says "double"
+    (b"{not json", "not JSON"),
+])
+def test_a_value_its_converter_refuses_stops_the_task_before_anything_is_written(sink, value, match):
+    t = sink({"flush.size": "1", **ENVELOPED})
+    t.produce([rec({"schema": None, "payload": {"n": 0}}), rec(value)])
+    with pytest.raises(TaskFailed, match=rf"offset 1: .*the value converter refused the record: .*{match}"):
+        t.step(T0)
+    assert objects(t) == {}  # Connect converts the whole batch before put()
+
+
+def test_a_converter_the_sink_cannot_read_is_refused_naming_the_property():
+    with pytest.raises(SinkConfigError, match=r"value.converter=io.confluent.connect.avro.AvroConverter"):
+        SinkSettings.from_config({**BASE, "value.converter": "io.confluent.connect.avro.AvroConverter"})

@@ -26,6 +26,8 @@ CONNECTOR = {
     "connector.class": "io.confluent.connect.s3.S3SinkConnector",
     "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
     "flush.size": "3", "s3.bucket.name": "sinkcheck",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
     "aws.secret.access.key": SECRET, "aws.access.key.id": KEY_ID, "sasl.jaas.password": PASSWORD,
 }
 T0 = 1_700_000_000_000

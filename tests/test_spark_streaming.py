@@ -116,8 +116,7 @@ def _obj(key: str, seqs: list[int]) -> S3Object:
 def test_the_two_views_of_one_observation():
     """A killed batch left an orphan with records 2-3; the re-run batch wrote them again and
     the log lists only the re-run: the log view passes no-duplicates, the listing does not."""
-    from conformance.runner import encode_record
-    from reference_impl.connect_data import SinkRecord
+    from conformance import wire
 
     recs = [{"topic": "t", "partition": 0, "timestamp": None, "key": None, "value": {"seq": i}, "headers": []}
             for i in range(4)]
@@ -126,8 +125,8 @@ def test_the_two_views_of_one_observation():
             S3Object("out/_spark_metadata/0", 10, "m0", b"v1\n"), S3Object("out/_spark_metadata/", 0, "d", b""))
     sample = BucketSample(2, objs, committed_keys=("out/part-a.txt", "out/part-b.txt"))
     obs = Observation(bucket_samples=[sample], offset_samples=[OffsetSample(1, {"t-0": 4})], quiet=True)
-    records = [SinkRecord.from_json({**r, "offset": i}) for i, r in enumerate(recs)]
-    assert encode_record(recs[0]).value == b'{"seq":0}'
+    records = wire.sink_records({}, recs, range(len(recs)), wire.JSON_TEXT)
+    assert wire.records_to_produce({}, recs, wire.JSON_TEXT)[0].value == b'{"seq":0}'
     log_claim, listing_claim = claims_for("spark-streaming", {}, sc.faults)
     assert (log_claim.view, listing_claim.view) == ("log", "listing")
     assert claim_for("spark-streaming", {}) == log_claim

@@ -38,6 +38,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from adapters.pysink.converters import ConversionError, RecordConverter
 from adapters.pysink.log import TP, InProcessLog, LogRecord
 
 MIN_PART = 5 * 1024 * 1024
@@ -165,6 +166,8 @@ class SinkSettings:
     extractor: str = "Wallclock"  # Wallclock | Record | RecordField (R6.5)
     ts_field: str = "timestamp"
     tombstone_ep: str = "tombstone"
+    key_conv: RecordConverter = field(default_factory=lambda: RecordConverter("json"))
+    value_conv: RecordConverter = field(default_factory=lambda: RecordConverter("json"))
 
     @property
     def value_ext(self) -> str:
@@ -258,6 +261,11 @@ class SinkSettings:
                 pad=num("filename.offset.zero.pad.width", 10),
                 value_format=formats[fmt], keys=keys, headers=headers,
                 tombstone_ep=c.get("tombstone.encoded.partition", "tombstone").strip())
+        try:
+            s.key_conv = RecordConverter.from_config(c, "key")
+            s.value_conv = RecordConverter.from_config(c, "value")
+        except ValueError as e:
+            raise SinkConfigError(str(e)) from None
         if s.nulls not in ("ignore", "fail", "write"):
             raise SinkConfigError(f"behavior.on.null.values={s.nulls}: the Python sink supports ignore, fail "
                                   "and write (the connector's values)")
@@ -341,13 +349,14 @@ def next_boundary(now: int, interval: int, tz: dt.tzinfo) -> int:
 
 # --- values ---------------------------------------------------------------------------------------
 
-def decode_value(raw: bytes) -> tuple[Any, Any, bool]:
-    """JsonConverter input: (schema, payload, has_schema). A `{schema, payload}` envelope is a
-    value with a schema; anything else is schemaless."""
-    v = json.loads(raw)
-    if isinstance(v, dict) and set(v) == {"schema", "payload"}:
-        return v["schema"], v["payload"], True
-    return None, v, False
+def convert(conv: RecordConverter, raw: bytes | None, rec: LogRecord, what: str) -> tuple[Any, Any, bool]:
+    """(schema, payload, has_schema) of a record's key or value through its converter; a value
+    the converter refuses stops the task (Connect's errors.tolerance=none)."""
+    try:
+        return conv.read(raw)
+    except ConversionError as e:
+        raise TaskFailed(f"offset {rec.offset}: {rec.topic}-{rec.partition}: the {what} converter refused the "
+                         f"record: {e}") from None
 
 
 _FIELD_TYPES = {"int8", "int16", "int32", "int64", "string", "boolean"}
@@ -397,21 +406,6 @@ def schema_key(schema: Any) -> tuple:
 
 def json_line(payload: Any) -> bytes:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-
-
-def value_is_null(raw: bytes | None) -> bool:
-    """A null Connect value (JsonConverter): no bytes, JSON `null`, or an envelope whose payload
-    is null. Only an object naming a payload is parsed."""
-    if raw is None:
-        return True
-    head = raw[:64].lstrip()
-    if head.startswith(b"{") and b'"payload"' in raw:
-        try:
-            v = json.loads(raw)
-        except ValueError:
-            return False  # the writer reports it (the converter would have failed)
-        return isinstance(v, dict) and set(v) == {"schema", "payload"} and v["payload"] is None
-    return head.startswith(b"null") and raw.strip() == b"null"
 
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
@@ -567,15 +561,10 @@ def record_field_ts(schema: Any, payload: Any, has_schema: bool, path: str, offs
 
 # --- keys and headers (R11) -----------------------------------------------------------------------
 
-def key_line(rec: LogRecord) -> bytes:
-    """R11.3: the key as JsonConverter reads it, written by JsonFormat. R11.4: a null key is a
+def key_line(rec: LogRecord, conv: RecordConverter) -> bytes:
+    """R11.3: the key as its converter reads it, written by JsonFormat. R11.4: a null key is a
     DataException (the Python sink has no DLQ: the task dies)."""
-    payload = None
-    if rec.key is not None:
-        try:
-            _, payload, _ = decode_value(rec.key)
-        except ValueError:
-            raise TaskFailed(f"offset {rec.offset}: the key is not JSON (JsonConverter cannot read it)") from None
+    _, payload, _ = convert(conv, rec.key, rec, "key")
     if payload is None:
         raise TaskFailed(f"offset {rec.offset}: Key cannot be null with store.kafka.keys=true (R11.4 DataException; "
                          "the Python sink has no DLQ, so the task dies)")
@@ -728,7 +717,7 @@ class Writer:
             self.next_rotation = next_boundary(now, s.schedule_ms, s.tz)  # R3.5 idle reset
         while self.buffer:
             rec = self.buffer[0]
-            schema, payload, has_schema = decode_value(rec.value) if rec.value is not None else (None, None, False)
+            schema, payload, has_schema = convert(s.value_conv, rec.value, rec, "value")
             tomb = payload is None and s.nulls == "write"  # only `write` lets a null reach a writer (R12.3)
             if tomb:
                 schema, has_schema = None, False
@@ -800,7 +789,7 @@ class Writer:
         """One record's bytes for each object of `fs`, in stream order. Every check runs before
         anything is appended, so the objects of a file stay aligned (R11.4)."""
         s = self.s
-        key = key_line(rec) if s.keys else None  # R11.4: a null key
+        key = key_line(rec, s.key_conv) if s.keys else None  # R11.4: a null key
         headers = headers_line(rec) if s.headers else None  # R11.4: no headers
         out: list[bytes] = []
         if fs.has_value:
@@ -957,8 +946,14 @@ class SinkTask:
 
     def put(self, records: list[LogRecord], now: int) -> dict[TP, int]:
         """One put(): returns {tp: offset to rewind the consumer to} after retriable errors."""
+        s = self.settings
+        # Connect converts a whole batch before put(): a record its converters refuse fails it
+        nulls = []
         for r in records:
-            if value_is_null(r.value):
+            convert(s.key_conv, r.key, r, "key")
+            nulls.append(convert(s.value_conv, r.value, r, "value")[1] is None)
+        for r, null in zip(records, nulls):
+            if null:
                 if self.settings.nulls == "fail":
                     raise TaskFailed(f"null value at {r.topic}-{r.partition}@{r.offset} "
                                      "with behavior.on.null.values=fail")

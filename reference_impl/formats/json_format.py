@@ -57,8 +57,13 @@ def decimal_bytes(d: decimal.Decimal, scale: int) -> bytes:
 
 
 def _scaled(d: Any, scale: int) -> decimal.Decimal:
-    """The BigDecimal Connect holds: the value at the schema's scale (Decimal.fromLogical
-    rejects other scales; the model's values come at the right scale already)."""
+    """The BigDecimal Connect holds, at the schema's scale. `Decimal.fromLogical` (JsonConverter
+    and AvroData alike) throws a DataException for a BigDecimal of another scale: JsonConverter
+    reads a NUMERIC payload as written (`12.3` has scale 1), so such a record is refused by the
+    writer. A float, which no converter produces, is taken at the schema's scale."""
+    if isinstance(d, decimal.Decimal) and d.is_finite() and -d.as_tuple().exponent != scale:
+        raise DataError(f"BigDecimal has mismatching scale value for given Decimal schema "
+                        f"({d} has scale {-d.as_tuple().exponent}, the schema {scale})")
     d = decimal.Decimal(d)
     with decimal.localcontext() as ctx:
         ctx.prec = max(60, len(d.as_tuple().digits) + abs(scale) + 2)

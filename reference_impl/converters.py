@@ -1,0 +1,140 @@
+"""Kafka Connect converters: the bytes of a Kafka record's key or value → the Connect data the
+sink's put() receives. A connector config names them (`key.converter`, `value.converter`, with
+their settings under `key.converter.*` / `value.converter.*`); a record the converter refuses
+never reaches the sink (Connect's error handling decides: the task dies, or the record is
+skipped under `errors.tolerance=all`).
+
+Three converters ship with Kafka and are modelled (Kafka 4.1 sources):
+
+* `org.apache.kafka.connect.json.JsonConverter`: `schemas.enable` (default true) requires the
+  envelope `{"schema": …, "payload": …}` (exactly those two fields) on every non-null value;
+  with it off any JSON is read schemaless (connect_data.schemaless). Null bytes are the null
+  value with no schema. Its types and logical types: connect_data.parse_schema/convert_payload.
+* `org.apache.kafka.connect.storage.StringConverter`: the bytes as UTF-8 text (`encoding`,
+  default UTF-8; malformed input is replaced, as `new String(bytes, UTF_8)` does) with the
+  schema OPTIONAL_STRING, also for null bytes.
+* `org.apache.kafka.connect.converters.ByteArrayConverter`: the bytes as they are, schema
+  OPTIONAL_BYTES, also for null bytes.
+
+Other converters (Avro and friends need a schema registry) are refused by name.
+"""
+from __future__ import annotations
+
+import codecs
+import json
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from reference_impl.connect_data import (ConnectValue, Schema, SchemaError, convert_payload, is_envelope,
+                                         parse_schema, schemaless)
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
+BYTEARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+CONVERTERS = {"JsonConverter": JSON_CONVERTER, "StringConverter": STRING_CONVERTER,
+              "ByteArrayConverter": BYTEARRAY_CONVERTER}
+OPTIONAL_STRING = Schema("string", optional=True)
+OPTIONAL_BYTES = Schema("bytes", optional=True)
+
+
+class ConverterError(SchemaError):
+    """What the converter throws as a DataException for one record's bytes."""
+
+
+class UnknownConverter(ValueError):
+    """A converter class the model does not know; says which property names it."""
+
+
+@dataclass(frozen=True)
+class Converter:
+    """One converter as configured for keys or values."""
+
+    class_name: str  # the full class name
+    settings: Mapping[str, str] = field(default_factory=dict)  # its own properties, prefix removed
+
+    @property
+    def short(self) -> str:
+        return self.class_name.rsplit(".", 1)[-1]
+
+    @property
+    def schemas_enabled(self) -> bool:
+        return self.short == "JsonConverter" and str(self.settings.get("schemas.enable", "true")).strip().lower() == "true"
+
+    def describe(self) -> str:
+        if self.short == "JsonConverter":
+            return f"JsonConverter (schemas.enable={'true' if self.schemas_enabled else 'false'})"
+        return self.short
+
+    def to_connect(self, data: bytes | None) -> ConnectValue:
+        """`Converter.toConnectData`. Raises ConverterError where the converter would throw."""
+        short = self.short
+        if short == "StringConverter":
+            if data is None:
+                return ConnectValue(None, OPTIONAL_STRING)
+            encoding = str(self.settings.get("encoding", "UTF-8"))
+            try:
+                return ConnectValue(bytes(data).decode(_python_codec(encoding), errors="replace"), OPTIONAL_STRING)
+            except LookupError:
+                raise ConverterError(f"StringConverter: unknown encoding {encoding!r}") from None
+        if short == "ByteArrayConverter":
+            return ConnectValue(None if data is None else bytes(data), OPTIONAL_BYTES)
+        if data is None:
+            return ConnectValue(None, None)  # a tombstone: SchemaAndValue.NULL
+        try:
+            node = json.loads(bytes(data).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise ConverterError(f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}") from None
+        if not self.schemas_enabled:
+            return ConnectValue(schemaless(node), None)
+        if not is_envelope(node):
+            raise ConverterError(
+                "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and may not contain "
+                "additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in "
+                "your converter configuration.")
+        if node["schema"] is None:
+            return ConnectValue(schemaless(node["payload"]), None)
+        try:
+            schema = parse_schema(node["schema"])
+            return ConnectValue(convert_payload(schema, node["payload"]), schema)
+        except ConverterError:
+            raise
+        except SchemaError as e:
+            raise ConverterError(str(e)) from None
+
+
+def _python_codec(java_name: str) -> str:
+    """A Java charset name (UTF-8, ISO-8859-1, UTF-16BE, ...) as Python's codec name."""
+    return codecs.lookup(java_name.replace("_", "-")).name
+
+
+def converter_for(config: Mapping[str, str], which: str) -> Converter:
+    """The converter a connector config sets for `which` ("key" or "value"): `<which>.converter`
+    and its `<which>.converter.*` settings. Raises UnknownConverter for a missing or unmodelled
+    class (the property and the ones the model knows are named)."""
+    prop = f"{which}.converter"
+    raw = str(config.get(prop, "")).strip()
+    if not raw:
+        raise UnknownConverter(f"{prop} is not set: the converter decides what the sink receives, so a scenario "
+                               f"states it (one of {', '.join(CONVERTERS.values())})")
+    short = raw.rsplit(".", 1)[-1]
+    if short not in CONVERTERS or raw not in (short, CONVERTERS[short]):
+        raise UnknownConverter(f"{prop}={raw}: the model knows {', '.join(CONVERTERS.values())}; a converter that "
+                               "needs a schema registry (Avro, Protobuf, JSON Schema) is out of scope")
+    prefix = prop + "."
+    settings = {k[len(prefix):]: str(v) for k, v in config.items() if k.startswith(prefix)}
+    return Converter(CONVERTERS[short], settings)
+
+
+def converters_for(config: Mapping[str, str]) -> tuple[Converter, Converter]:
+    """(key converter, value converter) of a connector config."""
+    return converter_for(config, "key"), converter_for(config, "value")
+
+
+def to_connect_record(key_conv: Converter, value_conv: Converter, key: bytes | None,
+                      value: bytes | None) -> tuple[ConnectValue, ConnectValue]:
+    """Key and value of one record through their converters (Connect converts the key first)."""
+    return key_conv.to_connect(key), value_conv.to_connect(value)
+
+
+__all__ = ["BYTEARRAY_CONVERTER", "CONVERTERS", "Converter", "ConverterError", "JSON_CONVERTER", "STRING_CONVERTER",
+           "UnknownConverter", "converter_for", "converters_for", "to_connect_record"]
