@@ -207,10 +207,14 @@ def profile_for(config: Mapping[str, str], profile: str | None = None) -> Connec
 
 
 def fill_config(config: Mapping[str, str], profile: ConnectorProfile,
-                s3: S3Location | None) -> dict[str, str]:
-    """The user's config with only the endpoint, bucket and credentials keys set."""
+                s3: S3Location | None, topics: Mapping[str, int] | None = None) -> dict[str, str]:
+    """The user's config with only the endpoint, bucket and credentials keys set, and the
+    topics the run created as `topics` where the config names neither `topics` nor
+    `topics.regex` (a sink connector needs one of them)."""
     out = dict(config)
     out.setdefault("connector.class", profile.connector_class)
+    if topics and not str(out.get("topics", "")).strip() and not str(out.get("topics.regex", "")).strip():
+        out["topics"] = ",".join(topics)
     if s3 is not None:
         out.update(profile.fill(s3))
     return out

@@ -38,13 +38,10 @@ from adapters.connectors import (ConnectorConfigError, ConnectorProfile, S3Locat
                                  fill_config, parse_connector_config, profile_for, redact)
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample,
                                   ProducedRecord, S3Object, StatusSample)
+from adapters.plugins import Plugin, PluginUnavailable
 from adapters.supervisor import (ConnectWorker, KafkaStack, MotoS3Server, now_ms, s3_client, wait_until)
 from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
 
-
-
-class PluginUnavailable(TargetError):
-    """The connector plugin is not installed and cannot be fetched here (a reason to skip)."""
 
 
 class ConnectRestError(TargetError):
@@ -55,11 +52,17 @@ class ConnectRestError(TargetError):
 
 
 def plugins_dir(run_dir: Path, sets: Sequence[str] = ("filesink",), *,
-                extra: Sequence[Path | str] = (), fetch: bool = True) -> tuple[Path, dict[str, str]]:
+                extra: Sequence[Path | str] = (), fetch: bool = True,
+                plugins: Sequence[Plugin] = ()) -> tuple[Path, dict[str, str]]:
     """A `plugin.path` directory for a run: one subdirectory (a symlink into the jar cache) per
-    jar set that is available. Returns (dir, {set: reason}) for the sets that are not."""
+    jar set that is available, one per resolved plugin (its own directory: exactly that
+    version), and one per extra directory. Returns (dir, {set: reason}) for the sets that are not."""
     d = Path(run_dir) / "plugins"
     d.mkdir(parents=True, exist_ok=True)
+    for plugin in plugins:
+        link = d / plugin.directory.name
+        if not link.exists():
+            link.symlink_to(plugin.directory, target_is_directory=True)
     missing: dict[str, str] = {}
     for name in sets:
         try:
@@ -150,13 +153,16 @@ class KafkaConnectTarget(Target):
                  bucket: str | None = None, sample_interval_s: float = 1.0,
                  read_bodies: bool = True, offset_flush_interval_ms: int = 2000,
                  worker_heap: str = "768m", broker_heap: str = "512m",
-                 running_timeout_s: float = 60, s3_endpoint: str | None = None):
+                 running_timeout_s: float = 60, s3_endpoint: str | None = None,
+                 plugin: Plugin | None = None):
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._own_stack = stack is None
         self.stack = stack
         self.profile_name = profile
         self.plugin_path = [Path(p) for p in plugin_path]
+        # the resolved plugin (adapters.plugins): exactly this directory and version is loaded
+        self.plugin = plugin
         self.bucket = bucket
         self.sample_interval_s = sample_interval_s
         self.read_bodies = read_bodies
@@ -200,13 +206,14 @@ class KafkaConnectTarget(Target):
         self.profile = profile_for(cfg, self.profile_name)
         self.name = name
         if self.stack is None:
-            sets = [self.profile.jar_set] if self.profile.jar_set else []
-            pdir, missing = plugins_dir(self.run_dir, sets, extra=self.plugin_path)
+            sets = [self.profile.jar_set] if self.profile.jar_set and self.plugin is None else []
+            pdir, missing = plugins_dir(self.run_dir, sets, extra=self.plugin_path,
+                                        plugins=[self.plugin] if self.plugin else [])
             if missing and not self.plugin_path:
                 raise PluginUnavailable(
                     f"the {self.profile.name} connector plugin is not available: "
                     f"{'; '.join(missing.values())}")
-            if self.profile.jar_set is None and not self.plugin_path:
+            if self.profile.jar_set is None and not self.plugin_path and self.plugin is None:
                 raise PluginUnavailable(
                     f"the {self.profile.name} connector ({self.profile.connector_class}) is not "
                     f"obtainable from Maven Central; give its plugin directory with "
@@ -218,10 +225,15 @@ class KafkaConnectTarget(Target):
             self.stack.start()
         stack = self.stack
         self.obs.log_paths.update(stack.log_paths())
-        if not self._plugin_installed(self.profile.connector_class):
+        self.connector_version = self._loaded_version(self.profile.connector_class)
+        if self.connector_version is None:
             raise PluginUnavailable(
                 f"the worker has no plugin for {self.profile.connector_class} "
                 f"(profile {self.profile.name}); plugin.path: {stack.plugin_paths}")
+        if self.plugin is not None and self.connector_version != self.plugin.version:
+            raise TargetError(f"the worker loaded {self.profile.connector_class} {self.connector_version}, not "
+                              f"{self.plugin.describe()}: is another version on its plugin.path "
+                              f"({stack.plugin_paths})?")
         if self.profile.writes_s3:
             if self.s3_endpoint is None and stack.s3 is None:
                 raise TargetError("this stack runs no S3 server and no s3_endpoint was given")
@@ -235,7 +247,7 @@ class KafkaConnectTarget(Target):
                             MotoS3Server.SECRET_KEY, MotoS3Server.REGION)
         else:
             s3 = None
-        cfg = fill_config(cfg, self.profile, s3)
+        cfg = fill_config(cfg, self.profile, s3, topics)
         if self.profile.name == "filesink":
             cfg.setdefault("file", str(self.run_dir / f"{name}.out"))
         self.create_topics(topics)
@@ -245,9 +257,11 @@ class KafkaConnectTarget(Target):
         self.wait_running(self.running_timeout_s)
         self._start_sampler()
 
-    def _plugin_installed(self, cls: str) -> bool:
+    def _loaded_version(self, cls: str) -> str | None:
+        """The version of `cls` the worker loaded (GET /connector-plugins), None if it has none."""
         plugins = self.rest.request("GET", "/connector-plugins?connectorsOnly=true")
-        return any(p.get("class") == cls for p in plugins)
+        versions = [str(p.get("version")) for p in plugins if p.get("class") == cls]
+        return versions[0] if versions else None
 
     def validate(self, cfg: Mapping[str, str]) -> dict[str, list[str]]:
         cls = urllib.parse.quote(cfg["connector.class"], safe="")

@@ -44,7 +44,9 @@ class Claim:
 
 
 def _kind(target: str) -> str:
-    t = target.split(":", 1)[-1] if target.startswith("kafka-connect:") else target
+    from conformance.targets import target_kind
+
+    t = target_kind(target) if target.startswith(("kafka-connect:", "pysink")) else target
     return t if t in ("confluent", "aiven", "camel", "pysink", "spark-streaming") else "own"
 
 

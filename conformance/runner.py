@@ -115,6 +115,10 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     tgt = target or make_target(target_spec, run_dir, s3_endpoint, plugin_path)
     # a third-party target may declare that its objects follow Confluent's semantics
     kind = getattr(tgt, "semantics", None) or kind
+    runs = getattr(getattr(tgt, "plugin", None), "version", None)
+    if kind == "confluent" and runs and scenario.connector_version != runs:
+        # the model holds the connector to the version that runs
+        scenario = replace(scenario, connector_version=runs)
     claims = claims_for(kind, scenario.connector, scenario.faults, scenario.connector_version)
     claim = claims[0]
     cfg = model_config(scenario, kind)

@@ -1,5 +1,9 @@
-"""Targets by name: `pysink[:broker][:<variant>]`, `kafka-connect:<aiven|camel|confluent>`,
+"""Targets by name: `pysink[:broker][:<variant>]`, `kafka-connect:<confluent|camel|aiven>[@VERSION]`,
 `spark-streaming`, `module:Class`, or a name registered in the entry-point group `sinkcheck.targets`.
+
+A Kafka Connect target's plugin comes from `--plugin-path`/`SINKCHECK_PLUGIN_PATH` or the shared
+layouts beside the checkout (adapters.plugins); `@VERSION` picks the version, and the model
+holds the connector to the version that runs.
 
 A third-party target is a class implementing `adapters.target.Target` whose constructor takes
 `run_dir` (a directory for its logs) and `s3_endpoint` (where S3 is: sinkcheck's S3 server,
@@ -19,6 +23,7 @@ from typing import Mapping
 from adapters.target import Target
 
 BUILTIN = ("pysink", "kafka-connect:aiven", "kafka-connect:camel", "kafka-connect:confluent", "spark-streaming")
+CONNECT_PROFILES = ("confluent", "camel", "aiven")
 # the object format of built-in targets whose objects are not Confluent's (conformance.objects.DECODERS)
 OBJECT_FORMATS = {"spark-streaming": "jsonl", "aiven": "aiven", "camel": "camel"}
 
@@ -41,10 +46,37 @@ def target_kind(spec: str) -> str:
     if spec.startswith("pysink"):
         return "pysink"
     if spec.startswith("kafka-connect:"):
-        return spec.split(":", 1)[1].split(":", 1)[0]
+        return connect_profile(spec)[0]
     if spec == "spark-streaming":
         return "spark-streaming"
     return "own"
+
+
+def connect_profile(spec: str) -> tuple[str, str | None]:
+    """(profile, version or None) of `kafka-connect:<profile>[@VERSION]`."""
+    rest = spec.split(":", 1)[1] if spec.startswith("kafka-connect:") else spec
+    profile, _, version = rest.partition("@")
+    return profile, version or None
+
+
+def check_spec(spec: str, plugin_path: list[str] | None = None) -> None:
+    """A Kafka Connect target that cannot run is a usage error before anything starts: an
+    unknown connector, a version that is not one, a plugin that is nowhere to be had
+    (TargetSpecError or adapters.plugins.PluginUnavailable, naming the ways to provide it).
+    Cheap: nothing is built or started."""
+    if not spec.startswith("kafka-connect:"):
+        return
+    profile, version = connect_profile(spec)
+    if profile not in CONNECT_PROFILES:
+        raise TargetSpecError(f"--target {spec}: no such Kafka Connect sink {profile!r}; sinkcheck knows "
+                              + ", ".join(f"kafka-connect:{p}[@VERSION]" for p in CONNECT_PROFILES))
+    from adapters import plugins
+
+    if profile in plugins.KINDS:
+        plugins.locate(profile, version, plugin_path or ())
+    elif version is not None:
+        raise TargetSpecError(f"--target {spec}: the {profile} plugin's version comes from its jar set; "
+                              f"drop @{version}")
 
 
 def object_format_of(spec: str) -> str | None:
@@ -65,9 +97,14 @@ def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin
         mode = "broker" if ":broker" in spec else "inprocess"
         return PySinkTarget(run_dir, mode=mode, variant=pysink_variant(spec), s3_endpoint=s3_endpoint)
     if spec.startswith("kafka-connect:"):
+        from adapters import plugins
         from adapters.kafka_connect import KafkaConnectTarget
 
-        profile = spec.split(":", 1)[1]
+        check_spec(spec, plugin_path)
+        profile, version = connect_profile(spec)
+        if profile in plugins.KINDS:
+            plugin = plugins.resolve(profile, version, plugin_path or ())
+            return KafkaConnectTarget(run_dir, profile=profile, plugin=plugin, s3_endpoint=s3_endpoint)
         return KafkaConnectTarget(run_dir, profile=profile, plugin_path=plugin_path or [], s3_endpoint=s3_endpoint)
     if spec == "spark-streaming":
         from adapters.spark_streaming.target import SparkStreamingTarget

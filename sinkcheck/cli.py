@@ -115,10 +115,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from conformance.scenario import Scenario, ScenarioError
     from conformance.targets import TargetSpecError
 
+    from sinkcheck.run_cmd import check_target_spec
+
     try:
         scenario = Scenario.load(args.scenario)
     except ScenarioError as e:
         raise UsageError(str(e)) from None
+    check_target_spec(args.target, args.plugin_path, lambda m: print(m, file=sys.stderr))
     out = Path(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
     out.mkdir(parents=True, exist_ok=True)
     scenario.save(out / "scenario.json")
@@ -126,7 +129,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
           f"against {args.target} ...", file=sys.stderr)
     try:
         result = run_scenario(scenario, args.target, out, plugin_path=args.plugin_path)
-    except TargetSpecError as e:
+    except (TargetSpecError, ScenarioError) as e:
         raise UsageError(str(e)) from None
     sets = [(result.claim, result.verdicts)] + list(getattr(result, "other_claims", []))
     for claim, verdicts in sets:

@@ -80,7 +80,7 @@ def cmd_gate(args: Any) -> int:
     redactor = Redactor.from_configs(connector, *overrides.values())
     term = Terminal(redactor)
     for _, spec, ver in sides:
-        check_target_spec(spec)
+        check_target_spec(spec, args.plugin_path, term.err, ver)
         if ver and model_version(spec):
             raise UsageError(f"{spec} already names its connector version; drop --*-version for it")
         if connector is not None:

@@ -137,8 +137,12 @@ def model_version(spec: str) -> str | None:
     return None
 
 
-def check_target_spec(spec: str) -> None:
-    """Fail early (exit 4) on a target that cannot be loaded."""
+def check_target_spec(spec: str, plugin_path: Sequence[str] = (), progress: Callable[[str], None] | None = None,
+                      version: str | None = None) -> None:
+    """Fail early (exit 4) on a target that cannot be loaded or run: an unknown target or
+    variant, a Kafka Connect plugin that is nowhere to be had (the message names the ways to
+    provide it), a --connector-version other than the version that runs. A plugin from the
+    shared layouts is laid out here, once, before the first scenario."""
     if spec.startswith("model@"):
         from reference_impl.versions import VersionError, parse_version
 
@@ -149,9 +153,36 @@ def check_target_spec(spec: str) -> None:
         return
     if spec == "model":
         return
-    from conformance.targets import BUILTIN
+    from conformance.targets import BUILTIN, TargetSpecError, check_spec, connect_profile, pysink_variant
 
-    if spec.startswith(("pysink", "kafka-connect:")) or spec in BUILTIN:
+    if spec.startswith("pysink"):
+        from adapters.pysink import VARIANTS
+
+        variant = pysink_variant(spec)
+        if variant not in (None, "correct") and variant not in VARIANTS:
+            raise UsageError(f"--target {spec}: no such Python sink variant {variant!r}; known: correct, "
+                             f"{', '.join(VARIANTS)}")
+        return
+    if spec.startswith("kafka-connect:"):
+        from adapters import jars, plugins
+
+        try:
+            check_spec(spec, list(plugin_path))
+            profile, _ = connect_profile(spec)
+            if profile in plugins.KINDS:
+                runs = plugins.resolve(profile, connect_profile(spec)[1], plugin_path, progress=progress).version
+                if profile == "confluent" and version and version != runs:
+                    raise UsageError(f"--connector-version {version} is not the version {spec} runs ({runs}): the "
+                                     "model holds a connector to the version that runs; drop --connector-version or "
+                                     f"pick kafka-connect:{profile}@{version}")
+            elif not plugin_path and not os.environ.get("SINKCHECK_PLUGIN_PATH"):
+                from adapters.connectors import PROFILES
+
+                jars.ensure(PROFILES[profile].jar_set or profile, quiet=progress is None)
+        except (TargetSpecError, plugins.PluginUnavailable, jars.JarFetchError) as e:
+            raise UsageError(str(e)) from None
+        return
+    if spec in BUILTIN:
         return
     if ":" in spec:
         import importlib
@@ -650,7 +681,7 @@ def cmd_run(args: Any) -> int:
     term = Terminal(redactor)
     targets = args.target or ["pysink"]
     for t in targets:
-        check_target_spec(t)
+        check_target_spec(t, args.plugin_path, term.err, args.connector_version)
         if connector is not None:
             validate_for_target(connector, t, model_version(t) or args.connector_version)
     props = resolve_props(args.property)
