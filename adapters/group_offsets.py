@@ -19,6 +19,8 @@ class GroupOffsets:
         from confluent_kafka import Consumer
 
         self.group = group
+        self._bootstrap = bootstrap
+        self._admin: Any = None
         self._consumer: Any = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                                         "enable.auto.commit": False, "log_level": 3})
         self._lock = threading.Lock()  # the sampler thread and the caller's thread share it
@@ -46,8 +48,20 @@ class GroupOffsets:
                     out[(t, p)] = high
         return out
 
+    def members(self, timeout_s: float = 10) -> frozenset[str]:
+        """The member ids in the group now (each consumer instance of a sink task has its own)."""
+        from confluent_kafka.admin import AdminClient
+
+        with self._lock:
+            if self._admin is None:
+                self._admin = AdminClient({"bootstrap.servers": self._bootstrap, "log_level": 3})
+            admin = self._admin
+        desc = admin.describe_consumer_groups([self.group], request_timeout=timeout_s)[self.group].result(timeout=timeout_s + 5)
+        return frozenset(m.member_id for m in desc.members)
+
     def close(self) -> None:
         with self._lock:
             if self._consumer is not None:
                 self._consumer.close()  # never subscribed, auto-commit off: leaves the group as it was
                 self._consumer = None
+            self._admin = None

@@ -11,9 +11,10 @@ jars, native JVM processes), fed by a real broker, writing to moto's S3 server.
     target.wait_until_quiet(60)
     obs = target.observe(); target.stop()
 
-Fault kinds (`Fault.kind`, params): `crash` (= `kill-worker`), `kill-worker` (worker=0,
-downtime_s=0, restart=True), `pause` / `resume` (SIGSTOP a worker until `resume` sends SIGCONT:
-a zombie task), `pause-worker` (worker=0, duration_s=5; SIGSTOP then SIGCONT),
+Fault kinds (`Fault.kind`, params): `crash` (= `kill-worker`), `kill-worker` (worker=the one
+running task 0, downtime_s=0, restart=True), `pause` / `resume` (a zombie: SIGSTOP the worker
+running the task and wait until another worker runs it (takeover_timeout_s=120); `resume` sends
+SIGCONT; the target then needs `workers=2`), `pause-worker` (worker, duration_s=5; SIGSTOP then SIGCONT),
 `add-worker`, `remove-worker` (worker=-1), `rebalance` (duration_s=10: add a worker, wait,
 remove it), `update-config` (config={...}: merged and PUT mid-stream), `restart-task`
 (task=0), `restart-connector`.
@@ -154,7 +155,7 @@ class KafkaConnectTarget(Target):
                  read_bodies: bool = True, offset_flush_interval_ms: int = 2000,
                  worker_heap: str = "768m", broker_heap: str = "512m",
                  running_timeout_s: float = 60, s3_endpoint: str | None = None,
-                 plugin: Plugin | None = None):
+                 plugin: Plugin | None = None, workers: int = 1):
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._own_stack = stack is None
@@ -163,6 +164,7 @@ class KafkaConnectTarget(Target):
         self.plugin_path = [Path(p) for p in plugin_path]
         # the resolved plugin (adapters.plugins): exactly this directory and version is loaded
         self.plugin = plugin
+        self.workers = workers  # of its own stack: two where a zombie needs someone to take over
         self.bucket = bucket
         self.sample_interval_s = sample_interval_s
         self.read_bodies = read_bodies
@@ -174,6 +176,7 @@ class KafkaConnectTarget(Target):
         # the stack's own moto
         self.s3_endpoint = s3_endpoint
         self._paused: list[ConnectWorker] = []
+        self._added_workers: list[ConnectWorker] = []
         self.profile: ConnectorProfile | None = None
         self.name: str | None = None
         self.config: dict[str, str] = {}
@@ -197,8 +200,9 @@ class KafkaConnectTarget(Target):
 
     @property
     def rest(self) -> ConnectRest:
+        """The REST API of the workers that can answer (a SIGSTOPped one would hang each call)."""
         assert self.stack is not None
-        return ConnectRest(self.stack.workers)
+        return ConnectRest([w for w in self.stack.workers if w not in self._paused])
 
     def start(self, connector_config: Mapping[str, Any] | str | Path,
               topics: Mapping[str, int]) -> None:
@@ -221,9 +225,11 @@ class KafkaConnectTarget(Target):
             self.stack = KafkaStack(self.run_dir, plugin_paths=[pdir],
                                     broker_heap=self.broker_heap, worker_heap=self.worker_heap,
                                     offset_flush_interval_ms=self.offset_flush_interval_ms,
-                                    with_s3=self.s3_endpoint is None)
+                                    with_s3=self.s3_endpoint is None, workers=self.workers)
             self.stack.start()
         stack = self.stack
+        while len([w for w in stack.workers if w.proc is not None and w.proc.alive]) < self.workers:
+            self._added_workers.append(stack.add_worker())  # a shared stack: one more for this run only
         self.obs.log_paths.update(stack.log_paths())
         self.connector_version = self._loaded_version(self.profile.connector_class)
         if self.connector_version is None:
@@ -284,9 +290,10 @@ class KafkaConnectTarget(Target):
             raise
 
     def create_topics(self, topics: Mapping[str, int]) -> None:
-        from adapters.produce import create_topics
+        """The scenario's topics, empty (a shared broker may hold an earlier run's of that name)."""
+        from adapters.produce import create_topics, fresh_topics
 
-        create_topics(self.stack.bootstrap, topics)
+        (create_topics if self._own_stack else fresh_topics)(self.stack.bootstrap, topics)
 
     def status(self) -> dict[str, Any]:
         return self.rest.request("GET", f"/connectors/{urllib.parse.quote(self.name)}/status")
@@ -328,11 +335,30 @@ class KafkaConnectTarget(Target):
         if self.stack is not None:
             if self._own_stack:
                 self.stack.stop()
-            elif self.name and any(w.proc and w.proc.alive for w in self.stack.workers):
-                try:
-                    self.rest.request("DELETE", f"/connectors/{urllib.parse.quote(self.name)}")
-                except Exception:  # noqa: BLE001 - best effort on a shared stack
-                    pass
+            else:
+                self._leave_shared_stack()
+
+    def _leave_shared_stack(self) -> None:
+        """Leave a shared stack as this run found it: no worker stopped, the connector deleted
+        (and gone, so its task writes nothing into the next run), the workers it added stopped."""
+        for w in self._paused:
+            w.resume()
+        self._paused = []
+        for w in self.stack.workers:
+            if w.proc is not None and not w.proc.alive:
+                w.restart()  # a kill-worker without restart
+        if self.name and any(w.proc and w.proc.alive for w in self.stack.workers):
+            quoted = urllib.parse.quote(self.name)
+            try:
+                self.rest.request("DELETE", f"/connectors/{quoted}")
+                wait_until(lambda: self.name not in (self.rest.request("GET", "/connectors") or []), 30,
+                           f"connector {self.name!r} to be deleted")
+            except Exception:  # noqa: BLE001 - best effort: the next run has its own name and topics
+                pass
+        for w in self._added_workers:
+            if w in self.stack.workers:
+                self.stack.remove_worker(w)
+        self._added_workers = []
 
     def info(self) -> TargetInfo:
         p = self.profile
@@ -367,11 +393,72 @@ class KafkaConnectTarget(Target):
 
     # ------------------------------------------------------------------ faults
     def _worker(self, params: Mapping[str, Any]) -> ConnectWorker:
-        idx = int(params.get("worker", 0))
+        """Worker `params["worker"]` (an index), else the one running task 0."""
+        if "worker" not in params:
+            return self._task_worker() or self.stack.workers[0]
+        idx = int(params["worker"])
         try:
             return self.stack.workers[idx]
         except IndexError:
             raise TargetError(f"no worker #{idx}; the stack has {len(self.stack.workers)}") from None
+
+    def _members(self) -> frozenset[str]:
+        try:
+            return self._offsets().members()
+        except Exception:  # noqa: BLE001 - the group may not exist yet
+            return frozenset()
+
+    def _wait_task_replaced(self, before: frozenset[str], what: str,
+                            config: Mapping[str, str] | None = None) -> None:
+        """Wait until the sink's consumer group has members and none of `before`: the task
+        instance that consumed so far has stopped and a new one took its partitions (the REST
+        calls return before that happens; producing on at once would feed the old instance).
+        With `config` (properties just changed), first until every task config carries it."""
+        cname = urllib.parse.quote(self.name)
+        log = self.stack.workers[0].log_path if self.stack.workers else None
+
+        def tasks_carry_config() -> bool:
+            tasks = self.rest.request("GET", f"/connectors/{cname}/tasks")
+            return bool(tasks) and all(t.get("config", {}).get(k) == v for t in tasks for k, v in config.items())
+
+        def replaced() -> bool:
+            members = self._members()
+            return bool(members) and not (members & before)
+
+        if config:
+            wait_until(tasks_carry_config, self.running_timeout_s,
+                       f"the task configs of {self.name!r} to carry {sorted(config)}", log=log)
+        wait_until(replaced, self.running_timeout_s,
+                   f"{what} (a new member in group {self.group}, none of {sorted(before)})", log=log)
+
+    def _task_worker(self, task: int = 0) -> ConnectWorker | None:
+        """The worker the status topic says runs `task` (RUNNING), if any."""
+        try:
+            tasks = self.status().get("tasks", [])
+        except Exception:  # noqa: BLE001 - no worker answers right now
+            return None
+        for t in tasks:
+            if t.get("id") == task and t.get("state") == "RUNNING":
+                port = str(t.get("worker_id", "")).rsplit(":", 1)[-1]
+                return next((w for w in self.stack.workers if str(w.port) == port), None)
+        return None
+
+    def _wait_takeover(self, paused: ConnectWorker, timeout_s: float) -> str:
+        """Wait until another worker runs task 0; what happened, for the fault's detail."""
+        t0 = time.monotonic()
+        others = [w for w in self.stack.workers if w is not paused and w.proc is not None and w.proc.alive]
+        if not others:
+            return "; no other worker to take the task over (a zombie needs workers=2)"
+        def taken_over() -> ConnectWorker | None:
+            w = self._task_worker()
+            return w if w is not None and w is not paused else None
+
+        try:
+            w = wait_until(taken_over, timeout_s, f"another worker to run the task of {self.name!r} after "
+                           f"{paused.name} stopped", log=others[0].log_path)
+        except TargetError as e:
+            return f"; no takeover: {str(e).splitlines()[0]}"
+        return f"; task 0 RUNNING on {w.name} after {time.monotonic() - t0:.1f}s"
 
     def apply_fault(self, fault: Fault) -> None:
         kind, params = fault.kind, dict(fault.params)
@@ -393,14 +480,17 @@ class KafkaConnectTarget(Target):
         elif kind == "pause-worker":
             w = self._worker(params)
             w.pause()
+            self._paused.append(w)
             time.sleep(float(params.get("duration_s", 5)))
             w.resume()
+            self._paused.remove(w)
             detail = f"SIGSTOP/SIGCONT {w.name} (pid {w.proc.pid})"
         elif kind == "pause":  # a zombie: SIGSTOP, and it stays stopped until `resume`
             w = self._worker(params)
             w.pause()
             self._paused.append(w)
-            detail = f"SIGSTOP {w.name} (pid {w.proc.pid})"
+            detail = f"SIGSTOP {w.name} (pid {w.proc.pid})" + self._wait_takeover(
+                w, float(params.get("takeover_timeout_s", 120)))
         elif kind == "resume":
             woke = [w for w in self._paused if w.proc is not None and w.proc.alive]
             for w in woke:
@@ -420,22 +510,34 @@ class KafkaConnectTarget(Target):
             self.stack.remove_worker(w)
             detail = f"{w.name} joined and left"
         elif kind == "update-config":
-            new = dict(self.config)
-            new.update({str(k): str(v) for k, v in dict(params.get("config", {})).items()})
+            changes = {str(k): str(v) for k, v in dict(params.get("config", {})).items()}
+            new = {**self.config, **changes}
+            before = self._members()
             self._submit_config(new)
+            changed = new != self.config
             self.config = new
+            if changed:  # Connect restarts the task only when its config changes
+                self._wait_task_replaced(before, "the task to restart with the new config", changes)
             self.wait_running(self.running_timeout_s)
             # the restarted task resumes from the group's committed offsets (R1.2)
             restart_from = self.committed_offsets()
             detail = f"PUT config with {sorted(params.get('config', {}))}; the task restarted from {restart_from}"
         elif kind == "restart-task":
             task = int(params.get("task", 0))
+            before = self._members()
             self.rest.request("POST", f"/connectors/{urllib.parse.quote(self.name)}/tasks/{task}/restart")
-            detail = f"task {task} restarted"
+            self._wait_task_replaced(before, f"task {task} to restart")
+            self.wait_running(self.running_timeout_s)
+            restart_from = self.committed_offsets()
+            detail = f"task {task} restarted from {restart_from}"
         elif kind == "restart-connector":
+            before = self._members()
             self.rest.request("POST", f"/connectors/{urllib.parse.quote(self.name)}/restart"
                                       f"?includeTasks=true")
-            detail = "connector and tasks restarted"
+            self._wait_task_replaced(before, "the connector and its tasks to restart")
+            self.wait_running(self.running_timeout_s)
+            restart_from = self.committed_offsets()
+            detail = f"connector and tasks restarted from {restart_from}"
         else:
             raise TargetError(f"fault {kind!r} is not supported by the Kafka Connect target; supported: "
                               f"{', '.join(FAULTS)}")
@@ -507,15 +609,17 @@ class KafkaConnectTarget(Target):
             return StatusSample(now_ms(), "UNREACHABLE", (), str(e)[:500])
 
     def sample_once(self) -> None:
+        # offsets first, the listing after: whatever was committed must already be in the
+        # listing (a listing taken first can predate a commit that the offset read then sees)
         b = o = None
-        try:
-            b = self.sample_bucket()
-        except Exception as e:  # noqa: BLE001
-            self.sampler_errors.append(f"bucket: {e}")
         try:
             o = OffsetSample(now_ms(), self.committed_offsets())
         except Exception as e:  # noqa: BLE001
             self.sampler_errors.append(f"offsets: {e}")
+        try:
+            b = self.sample_bucket()
+        except Exception as e:  # noqa: BLE001
+            self.sampler_errors.append(f"bucket: {e}")
         s = self.sample_status()
         with self._lock:
             if b is not None:
@@ -534,11 +638,25 @@ class KafkaConnectTarget(Target):
         self._sampler = threading.Thread(target=loop, name=f"sampler-{self.name}", daemon=True)
         self._sampler.start()
 
+    def _upload_parts(self, uploads: Sequence[tuple[str, str]]) -> tuple[tuple[str, str, int], ...]:
+        """(key, upload id, parts so far) of each open multipart upload."""
+        c = self._s3_client()
+        out = []
+        for key, upload_id in uploads:
+            try:
+                n = len(c.list_parts(Bucket=self.bucket, Key=key, UploadId=upload_id).get("Parts", []))
+            except Exception:  # noqa: BLE001 - completed or aborted meanwhile: the next sample says
+                n = -1
+            out.append((key, upload_id, n))
+        return tuple(sorted(out))
+
     def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
-        """Quiet: no multipart upload open, and committed offsets and the bucket listing
-        unchanged for a while: one offset-flush interval (at least 2 s) once every partition is
-        committed up to its log end, else `stable_s` (default five flush intervals, at least
-        15 s, longer than a consumer-group rebalance after a crash)."""
+        """Quiet: committed offsets, the bucket listing and the open multipart uploads (with
+        their parts) unchanged for a while: one offset-flush interval (at least 2 s) once every
+        partition is committed up to its log end, else `stable_s` (default five flush
+        intervals, at least 15 s, longer than a consumer-group rebalance after a crash). An
+        upload that stays open without a new part is not in flight: a killed worker abandons
+        its uploads and the connector never aborts them (R7.6); multipart hygiene reports them."""
         flush_s = self.offset_flush_interval_ms / 1000
         stable_s = stable_s if stable_s is not None else max(5 * flush_s, 15.0)
         at_end_stable_s = min(stable_s, max(flush_s + 1, 2.0))
@@ -551,31 +669,28 @@ class KafkaConnectTarget(Target):
                 committed = self.committed_offsets()
                 ends = self.log_end_offsets()
                 bucket = self.sample_bucket()
+                uploads = self._upload_parts(bucket.open_uploads) if bucket else ()
             except Exception as e:  # noqa: BLE001
-                committed, ends, bucket = None, {}, None
+                committed, ends, bucket, uploads = None, {}, None, ()
                 moving = f"could not sample: {e}"
             if committed is not None:
                 listing = tuple((o.key, o.etag) for o in bucket.objects) if bucket else ()
-                uploads = bucket.open_uploads if bucket else ()
-                state = (tuple(sorted(committed.items())), listing)
+                state = (tuple(sorted(committed.items())), listing, uploads)
                 now = time.monotonic()
                 if state != last_state:
                     last_state, since = state, now
                 behind = {tp: (committed.get(tp, 0), end) for tp, end in ends.items()
                           if committed.get(tp, 0) < end}
                 need = at_end_stable_s if not behind else stable_s
-                if not uploads and now - since >= need:
+                if now - since >= need:
                     with self._lock:
                         self.obs.quiet = True
                         self.obs.still_moving = ""
                     return True
-                parts = []
+                parts = [f"offsets, objects or uploads changed {now - since:.1f}s ago (need {need:.0f}s stable)"]
                 if uploads:
                     parts.append(f"{len(uploads)} multipart upload(s) open: "
-                                 f"{[k for k, _ in uploads][:5]}")
-                if now - since < need:
-                    parts.append(f"offsets or objects changed {now - since:.1f}s ago "
-                                 f"(need {need:.0f}s stable)")
+                                 + ", ".join(f"{k} ({n} parts)" for k, _, n in uploads[:5]))
                 if behind:
                     parts.append("committed behind log end: " + ", ".join(
                         f"{tp} {c}/{e}" for tp, (c, e) in sorted(behind.items())))

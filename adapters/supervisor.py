@@ -358,7 +358,7 @@ class KafkaBroker:
             # scenarios carry record timestamps from the past (2024): time-based retention would
             # delete their segments while a test runs (seen: OffsetOutOfRange ~30 s in)
             "log.retention.ms": -1,
-            # the multipart stories produce 1 MiB records (adapters.produce.MAX_MESSAGE_BYTES)
+            # records up to adapters.produce.MAX_MESSAGE_BYTES (the multipart stories: 200 KiB)
             "message.max.bytes": 10 * 1024 * 1024,
             "replica.fetch.max.bytes": 10 * 1024 * 1024,
         }
@@ -374,6 +374,9 @@ class KafkaBroker:
     def start(self) -> "KafkaBroker":
         t0 = time.monotonic()
         self.dir.mkdir(parents=True, exist_ok=True)
+        # a new broker every time: an earlier run's log dirs (the same --out reused) would carry
+        # another cluster id, which the format step refuses
+        shutil.rmtree(self.dir / "data", ignore_errors=True)
         (self.dir / "log4j2.properties").write_text(LOG4J2_PROPERTIES.format(level=self.log_level))
         cfg = _write_props(self.dir / "server.properties", self.properties())
         cluster_id = "-"

@@ -18,9 +18,14 @@ BASE = {
 }
 PUBLIC_T = 1706713200000  # 2024-01-31T15:00:00Z
 MB = 1024 * 1024
-# 90 MB files through a broker and the S3 fault front take a while on two cores: the
+# The multipart stories: 90 records of 200 KiB a file (17.6 MiB) in 5 MiB parts (the smallest
+# s3.part.size the connector accepts): three full parts while the file fills, the fourth and last
+# uploaded by the rotation, then CompleteMultipartUpload (R7.1).
+PART_SIZE = 5 * MB
+BIG_RECORD = 200 * 1024
+# files of 17.6 MiB through a broker and the S3 fault front take a while on two cores: the
 # multipart stories settle with a wider bound than the runner's default
-BIG_QUIET_S = 240.0
+BIG_QUIET_S = 180.0
 
 
 def _rec(seq: int, ts: int, topic: str = "events", partition: int = 0, pad: int = 0) -> dict:
@@ -63,16 +68,16 @@ def idle_partition() -> Scenario:
 
 
 def _multipart_cfg() -> dict[str, str]:
-    return {**BASE, "flush.size": "90", "s3.part.size": str(25 * MB)}
+    return {**BASE, "flush.size": "90", "s3.part.size": str(PART_SIZE)}
 
 
 def _big(n: int) -> list[dict]:
-    return [_rec(i, PUBLIC_T + i, pad=MB - 64) for i in range(n)]
+    return [_rec(i, PUBLIC_T + i, pad=BIG_RECORD - 64) for i in range(n)]
 
 
 def multipart_completes() -> Scenario:
-    """Story 1: 90 records of 1 MB per file, 25 MB parts: the upload completes and the
-    committed offset moves from 180 to 270."""
+    """Story 1: 90 records of 200 KiB per file, 5 MiB parts: each file is a multipart upload
+    of 4 parts; the upload completes and the committed offset moves from 180 to 270."""
     return Scenario("multipart-completes", _multipart_cfg(), {"events": 1}, _big(270),
                     faults=[FaultStep(180, "quiet", {"seconds": BIG_QUIET_S}), FaultStep(270, "quiet", {"seconds": BIG_QUIET_S})],
                     notes="public write-up: each file is a multipart upload of 4 parts; the stream "
@@ -80,8 +85,8 @@ def multipart_completes() -> Scenario:
 
 
 def multipart_crash_in_part_four() -> Scenario:
-    """Story 2: a crash while part four of the next file uploads: nothing partial becomes
-    visible; the restart resumes at 270 and the same file appears whole."""
+    """Story 2: a SIGKILL of the sink while part four of a 4-part upload is in flight: nothing
+    partial becomes visible; the restart resumes at 270 and the same file appears whole."""
     # the sink settles at 270 first (the offset is there when the next file starts), so the
     # rule catches part four of the fourth file whatever the sink's pace
     faults = [FaultStep(270, "quiet", {"seconds": BIG_QUIET_S}),
@@ -161,13 +166,42 @@ def retriable_s3_error() -> Scenario:
 
 
 def zombie_task() -> Scenario:
-    """A task paused past its poll interval while another takes over, then resumed (#800)."""
+    """A task paused while a Complete hangs, until another member owns its partitions (on Kafka
+    Connect: SIGSTOP of the worker running it, until the other worker runs the task), then
+    resumed: it finishes what it was doing (#800)."""
     cfg = {**BASE, "flush.size": "5"}
     return Scenario("zombie-task", cfg, {"events": 1}, _small(20),
                     faults=[FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 2}),
                             FaultStep(10, "wait-fired", {"rule": 0, "seconds": 30}),
                             FaultStep(10, "pause"), FaultStep(20, "wait", {"seconds": 2.0}),
                             FaultStep(20, "release"), FaultStep(20, "resume")])
+
+
+def rebalance_mid_stream() -> Scenario:
+    """A second member joins the group and leaves again while files are open (eager revocation:
+    every writer closed, open files aborted, nothing committed, R1.7/R1.8): the new assignment
+    resumes from the committed offsets and re-creates the same objects (§16)."""
+    cfg = {**BASE, "flush.size": "4"}
+    recs = [{**r, "partition": r["value"]["seq"] % 2} for r in _small(24)]
+    return Scenario("rebalance-mid-stream", cfg, {"events": 2}, recs,
+                    faults=[FaultStep(10, "quiet", {"seconds": 30}), FaultStep(10, "rebalance")])
+
+
+def config_update_mid_stream() -> Scenario:
+    """flush.size changed from 4 to 3 by a config update mid-stream (#487): the task restarts from
+    the committed offsets; the new boundaries start there (C3: exactly-once is off, no-loss holds)."""
+    cfg = {**BASE, "flush.size": "4"}
+    return Scenario("config-update-mid-stream", cfg, {"events": 1}, _small(20),
+                    faults=[FaultStep(10, "quiet", {"seconds": 30}),
+                            FaultStep(10, "update-config", {"config": {"flush.size": "3"}})])
+
+
+def task_restart_mid_stream() -> Scenario:
+    """The task restarted through the REST API with a file open: the open file is aborted and
+    re-created whole from the committed offset (R1.8)."""
+    cfg = {**BASE, "flush.size": "4"}
+    return Scenario("task-restart-mid-stream", cfg, {"events": 1}, _small(18),
+                    faults=[FaultStep(10, "quiet", {"seconds": 30}), FaultStep(10, "restart-task")])
 
 
 KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
@@ -180,5 +214,14 @@ KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "idle-partition-never-flushes": idle_partition,
 }
 
-# what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs
-SUITE: dict[str, Callable[[], Scenario]] = {**NAMED, **{k: v for k, v in KILL_SCENARIOS.items() if k not in NAMED}}
+# the process faults a deployment sees besides crashes and zombies (#487, R1.7/R1.8)
+PROCESS_FAULTS: dict[str, Callable[[], Scenario]] = {
+    "rebalance-mid-stream": rebalance_mid_stream,
+    "config-update-mid-stream": config_update_mid_stream,
+    "task-restart-mid-stream": task_restart_mid_stream,
+}
+
+# what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs,
+# then the process faults
+SUITE: dict[str, Callable[[], Scenario]] = {**NAMED, **{k: v for k, v in KILL_SCENARIOS.items() if k not in NAMED},
+                                            **PROCESS_FAULTS}

@@ -2,7 +2,9 @@
 Checkers → Verdicts, with the model's Expectation beside the observation."""
 from __future__ import annotations
 
+import re
 import time
+import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -85,11 +87,15 @@ def _rule_id(ref: Any, rule_ids: list[str], rule_names: list[str]) -> str | None
 
 def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_timeout_s: float = 60,
                  target: Target | None = None, plugin_path: list[str] | None = None,
-                 s3_server: Any = None) -> RunResult:
+                 s3_server: Any = None, stack: Any = None) -> RunResult:
     """Run the scenario whole, then check the recorded observation. `s3_server` is a started
     adapters.supervisor.MotoS3Server to use (emptied first) instead of one started for this run:
-    runs one after another share it (the kill matrix)."""
+    runs one after another share it (the kill matrix). `stack` is a started KafkaStack a Kafka
+    Connect target runs on (its broker, workers and S3 server: a warm stack); the run brings its
+    own connector, topics and bucket."""
     started = time.monotonic()
+    if stack is not None and s3_server is None:
+        s3_server = stack.s3
     worker = worker_converters(target_spec)
     try:
         wire.check_realizable(scenario.connector, scenario.records, worker)
@@ -112,7 +118,9 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             moto = MotoS3Server(run_dir / "s3", bucket=scenario.connector.get("s3.bucket.name", "sinkcheck")).start()
         front = S3FaultFront((moto or s3_server).endpoint, run_dir / "s3front").start()
         s3_endpoint = front.endpoint
-    tgt = target or make_target(target_spec, run_dir, s3_endpoint, plugin_path)
+    # a zombie needs a second worker to take its task over
+    workers = 2 if any(f.kind == "pause" for f in scenario.faults) else 1
+    tgt = target or make_target(target_spec, run_dir, s3_endpoint, plugin_path, workers, stack)
     # a third-party target may declare that its objects follow Confluent's semantics
     kind = getattr(tgt, "semantics", None) or kind
     runs = getattr(getattr(tgt, "plugin", None), "version", None)
@@ -126,8 +134,9 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     rule_ids: list[str] = []  # the scenario's s3 rules in order, and their names
     rule_names: list[str] = []
     try:
-        tgt.start({"name": f"sinkcheck-{abs(hash(scenario.name)) % 10**6}", "config": dict(scenario.connector)},
-                  scenario.topics)
+        # a name of its own: on a shared stack a consumer group of an earlier run keeps its offsets
+        tgt.start({"name": f"sinkcheck-{re.sub(r'[^A-Za-z0-9-]+', '-', scenario.name)[:40]}-{uuid.uuid4().hex[:6]}",
+                   "config": dict(scenario.connector)}, scenario.topics)
         faults = sorted(enumerate(scenario.faults), key=lambda t: t[1].after)
         pos = 0
         for idx, step in faults + [(None, None)]:  # type: ignore[list-item]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from importlib import metadata
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from adapters.target import Target
 
@@ -89,7 +89,34 @@ def pysink_variant(spec: str) -> str | None:
     return parts[0] if parts else None
 
 
-def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin_path: list[str] | None = None) -> Target:
+def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None = None) -> Any:
+    """A started adapters.supervisor.KafkaStack (broker, S3 server, one worker) whose plugin.path
+    holds exactly the plugin of `kafka-connect:<profile>[@VERSION]`: a warm stack, shared by the
+    runs of a session (each run brings its own connector, topics and bucket)."""
+    from adapters import plugins
+    from adapters.kafka_connect import plugins_dir
+    from adapters.supervisor import KafkaStack
+
+    check_spec(spec, plugin_path)
+    profile, version = connect_profile(spec)
+    if profile in plugins.KINDS:
+        pdir, _ = plugins_dir(run_dir, (), plugins=[plugins.resolve(profile, version, plugin_path or ())])
+    else:
+        from adapters.connectors import PROFILES
+
+        pdir, missing = plugins_dir(run_dir, [PROFILES[profile].jar_set or profile], extra=plugin_path or ())
+        if missing and not plugin_path:
+            from adapters.plugins import PluginUnavailable
+
+            raise PluginUnavailable(f"the {profile} connector plugin is not available: {'; '.join(missing.values())}")
+    return KafkaStack(run_dir, plugin_paths=[pdir]).start()
+
+
+def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin_path: list[str] | None = None,
+                workers: int = 1, stack: Any = None) -> Target:
+    """`workers`: how many Kafka Connect workers a Kafka Connect target runs (two for a zombie:
+    another worker takes the task over while one is stopped); `stack`: a started KafkaStack
+    (start_connect_stack) it runs on instead of starting its own."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if spec.startswith("pysink"):
         from adapters.pysink.target import PySinkTarget
@@ -104,8 +131,10 @@ def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin
         profile, version = connect_profile(spec)
         if profile in plugins.KINDS:
             plugin = plugins.resolve(profile, version, plugin_path or ())
-            return KafkaConnectTarget(run_dir, profile=profile, plugin=plugin, s3_endpoint=s3_endpoint)
-        return KafkaConnectTarget(run_dir, profile=profile, plugin_path=plugin_path or [], s3_endpoint=s3_endpoint)
+            return KafkaConnectTarget(run_dir, profile=profile, plugin=plugin, s3_endpoint=s3_endpoint, workers=workers,
+                                      stack=stack)
+        return KafkaConnectTarget(run_dir, profile=profile, plugin_path=plugin_path or [], s3_endpoint=s3_endpoint,
+                                  workers=workers, stack=stack)
     if spec == "spark-streaming":
         from adapters.spark_streaming.target import SparkStreamingTarget
 

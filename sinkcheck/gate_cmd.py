@@ -100,20 +100,23 @@ def cmd_gate(args: Any) -> int:
     sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
     per_side: dict[str, list[Any]] = {"baseline": [], "candidate": []}
     skipped = 0
-    for sc in scenarios:
-        if sess.over_budget():
-            skipped += 1
-            continue
-        base = prepare(sc, connector=connector, version=None, seed=seed)
-        if not all(selected(base, spec, props) for _, spec, _ in sides):
-            continue
-        for side, spec, ver in sides:
-            s = prepare(base, connector={**base.connector, **overrides[side]} if overrides[side] else None,
-                        version=ver, seed=None)
-            r = sess.run_one(s, spec, "named" if not sc.name.startswith("generated") else "generated",
-                             out / side / slug(sc.name))
-            if r is not None:
-                per_side[side].append(r)
+    try:
+        for sc in scenarios:
+            if sess.over_budget():
+                skipped += 1
+                continue
+            base = prepare(sc, connector=connector, version=None, seed=seed)
+            if not all(selected(base, spec, props) for _, spec, _ in sides):
+                continue
+            for side, spec, ver in sides:
+                s = prepare(base, connector={**base.connector, **overrides[side]} if overrides[side] else None,
+                            version=ver, seed=None)
+                r = sess.run_one(s, spec, "named" if not sc.name.startswith("generated") else "generated",
+                                 out / side / slug(sc.name))
+                if r is not None:
+                    per_side[side].append(r)
+    finally:
+        sess.close()
     term.progress("")
     if not sess.results and not sess.errors:
         term.err("sinkcheck gate: nothing selected: no scenario ran on both sides"

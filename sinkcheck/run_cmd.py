@@ -277,12 +277,12 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
     return RunResult(scenario, spec, claim, obs, exp, verdicts, time.monotonic() - started, run_dir)
 
 
-def execute(scenario: Any, spec: str, run_dir: Path, plugin_path: list[str] | None = None) -> Any:
+def execute(scenario: Any, spec: str, run_dir: Path, plugin_path: list[str] | None = None, stack: Any = None) -> Any:
     if spec.startswith("model@") or spec == "model":
         return run_model(scenario, spec, run_dir)
     from conformance.runner import run_scenario
 
-    return run_scenario(scenario, spec, run_dir, plugin_path=plugin_path)
+    return run_scenario(scenario, spec, run_dir, plugin_path=plugin_path, stack=stack)
 
 
 def only_properties(result: Any, props: set[str] | None) -> Any:
@@ -335,6 +335,27 @@ class Session:
     skipped_budget: int = 0
     total_hint: int = 0
     on_result: Callable[[Any], None] | None = None
+    # one warm Kafka stack (broker, S3 server, worker) per Kafka Connect target, for all its runs
+    stacks: dict[str, Any] = field(default_factory=dict)
+
+    def stack_for(self, spec: str) -> Any:
+        if not spec.startswith("kafka-connect:"):
+            return None
+        if spec not in self.stacks:
+            from conformance.targets import start_connect_stack
+
+            self.term.progress(f"[sinkcheck] starting a Kafka broker, an S3 server and a Connect worker for {spec}…")
+            self.stacks[spec] = start_connect_stack(spec, self.out / "stacks" / slug(spec), self.plugin_path)
+        return self.stacks[spec]
+
+    def close(self) -> None:
+        """Stop every stack the session started."""
+        for stack in self.stacks.values():
+            try:
+                stack.stop()
+            except Exception as e:  # noqa: BLE001 - the others are stopped all the same
+                self.term.err(f"sinkcheck: stopping a Kafka stack: {e}")
+        self.stacks.clear()
 
     def time_left(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
@@ -369,7 +390,7 @@ class Session:
         redacted = redacted_scenario(scenario, self.term.redactor)
         redacted.save(run_dir / "scenario.json")
         try:
-            result = execute(scenario, spec, run_dir, self.plugin_path)
+            result = execute(scenario, spec, run_dir, self.plugin_path, self.stack_for(spec))
         except Exception as e:
             from conformance.scenario import ScenarioError
             from conformance.targets import TargetSpecError
@@ -671,6 +692,43 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
         term.out(f"  {k:<5} {p}")
 
 
+def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], connector: dict[str, str] | None,
+               args: Any, seed: int | None, n_examples: int, derandomize: bool, max_records: int) -> None:
+    """One target's share of `sinkcheck run`: saved failures (self-healing), named, generated."""
+    runs = sess.out / "runs" / slug(spec)
+    # 1. saved failures first; one that now passes is removed (self-healing)
+    from conformance.scenario import Scenario, ScenarioError
+
+    for f in saved_failures(failures_dir, spec):
+        if sess.over_budget():
+            sess.skipped_budget += 1
+            continue
+        try:
+            sc = Scenario.load(f)
+        except ScenarioError as e:
+            sess.term.err(f"ignoring saved failure {f}: {e}")
+            continue
+        sc = prepare(sc, connector=connector, version=args.connector_version, seed=None)
+        if not selected(sc, spec, sess.props):
+            continue
+        r = sess.run_one(sc, spec, "saved-failure", runs / f"saved-{f.stem[-12:]}")
+        if r is not None and r.status == "pass":
+            f.unlink(missing_ok=True)
+            sess.term.err(f"saved failure {f.name} passes now: removed")
+    # 2. named scenarios
+    for sc in named:
+        if sess.over_budget():
+            sess.skipped_budget += 1
+            continue
+        sc = prepare(sc, connector=connector, version=args.connector_version, seed=seed)
+        if not selected(sc, spec, sess.props):
+            continue
+        sess.run_one(sc, spec, "named", runs / slug(sc.name))
+    # 3. generated scenarios, shrunk on failure
+    run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, args.connector_version,
+                  with_faults=not args.no_faults)
+
+
 def cmd_run(args: Any) -> int:
     from reports import ReportContext, write_reports
     from reports.redact import Redactor
@@ -706,39 +764,12 @@ def cmd_run(args: Any) -> int:
              f"{len(named)} named + {n_examples} generated scenarios per target"
              + (f" · budget {fmt_secs(budget)}" if budget is not None else ""))
 
-    for spec in targets:
-        runs = out / "runs" / slug(spec)
-        # 1. saved failures first; one that now passes is removed (self-healing)
-        from conformance.scenario import Scenario, ScenarioError
-
-        for f in saved_failures(failures_dir, spec):
-            if sess.over_budget():
-                sess.skipped_budget += 1
-                continue
-            try:
-                sc = Scenario.load(f)
-            except ScenarioError as e:
-                term.err(f"ignoring saved failure {f}: {e}")
-                continue
-            sc = prepare(sc, connector=connector, version=args.connector_version, seed=None)
-            if not selected(sc, spec, props):
-                continue
-            r = sess.run_one(sc, spec, "saved-failure", runs / f"saved-{f.stem[-12:]}")
-            if r is not None and r.status == "pass":
-                f.unlink(missing_ok=True)
-                term.err(f"saved failure {f.name} passes now: removed")
-        # 2. named scenarios
-        for sc in named:
-            if sess.over_budget():
-                sess.skipped_budget += 1
-                continue
-            sc = prepare(sc, connector=connector, version=args.connector_version, seed=seed)
-            if not selected(sc, spec, props):
-                continue
-            sess.run_one(sc, spec, "named", runs / slug(sc.name))
-        # 3. generated scenarios, shrunk on failure
-        run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, args.connector_version,
-                      with_faults=not args.no_faults)
+    try:
+        for spec in targets:
+            run_target(sess, spec, failures_dir, named, connector, args, seed, n_examples, derandomize, max_records)
+            sess.close()  # a target's stack is done with once its scenarios ran
+    finally:
+        sess.close()
     if preflight is None and needs_s3 and args.preflight_s3 and (sess.results or sess.errors):
         try:
             preflight = own_preflight(out, term)
@@ -773,6 +804,12 @@ def cmd_run(args: Any) -> int:
         f = Path(e["scenario_file"])
         if f.exists():
             shutil.copy(f, out / "failures" / f"error--{slug(e['target'])}--{slug(e['scenario'])}.json")
+    if args.fixtures:
+        from conformance import fidelity
+
+        for r in sess.results:
+            if r.target_info is not None and r.target_info.connector_version:
+                fidelity.save(r, Path(args.fixtures))
     versions = {r.scenario.connector_version for r in sess.results if r.scenario.connector_version}
     ctx = ReportContext(command="run", seed=seed, profile=profile, duration_s=time.monotonic() - started,
                         environment=environment(targets, versions, sess.results), preflight=preflight, errors=sess.errors,
@@ -815,5 +852,7 @@ def add_run_parser(sub: Any) -> None:
     r.add_argument("--failures-dir", default=FAILURES_DIR, help=f"saved failures, replayed first (default {FAILURES_DIR})")
     r.add_argument("--no-save-failures", dest="save_failures", action="store_false", help="do not save failures for next time")
     r.add_argument("--plugin-path", action="append", default=[], help="Kafka Connect plugin directory (Confluent)")
+    r.add_argument("--fixtures", default=None, help="write each real connector's run as a fidelity fixture here "
+                                                  "(conformance.fidelity: replayed offline through the model)")
     r.add_argument("--out", required=True, help="where report.html, junit.xml, results.json and failures/ go")
     r.set_defaults(func=cmd_run)

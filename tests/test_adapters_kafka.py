@@ -12,6 +12,7 @@ import base64
 import gzip
 import json
 import os
+import threading
 import time
 
 import pytest
@@ -141,7 +142,8 @@ def test_rejected_config_names_property_and_reason(connect_target):
 
 def test_bucket_sampling_and_open_uploads_keep_it_not_quiet(connect_target, kafka_stack):
     """The S3 side of observation, without a connector: objects written to the target's bucket
-    are sampled with bodies; an open multipart upload blocks 'quiet' and is reported."""
+    are sampled with bodies; a multipart upload that gets parts keeps it from being quiet and is
+    reported; one left open without new parts (what a killed worker abandons) does not."""
     from dataclasses import replace
 
     from adapters.kafka_connect import KafkaConnectTarget
@@ -160,10 +162,24 @@ def test_bucket_sampling_and_open_uploads_keep_it_not_quiet(connect_target, kafk
     assert [o.key for o in b.objects] == ["a/one.jsonl"]
     assert b.objects[0].body == b'{"v":1}\n'
     assert b.open_uploads == (("a/two.jsonl", up["UploadId"]),)
-    assert not t.wait_until_quiet(4, stable_s=1)
-    assert "multipart upload(s) open" in t.observe().still_moving
-    c.abort_multipart_upload(Bucket=t.bucket, Key="a/two.jsonl", UploadId=up["UploadId"])
-    assert t.wait_until_quiet(30, stable_s=1)
+    stop = threading.Event()
+
+    def parts():  # an upload in flight: a new part every half second
+        n = 0
+        while not stop.wait(0.5):
+            n += 1
+            c.upload_part(Bucket=t.bucket, Key="a/two.jsonl", UploadId=up["UploadId"], PartNumber=n, Body=b"x")
+
+    feeder = threading.Thread(target=parts)
+    feeder.start()
+    try:
+        assert not t.wait_until_quiet(4, stable_s=2)
+        assert "multipart upload(s) open: a/two.jsonl" in t.observe().still_moving
+    finally:
+        stop.set()
+        feeder.join()
+    assert t.wait_until_quiet(30, stable_s=2)  # abandoned: open, no new part
+    assert t.observe().final_bucket.open_uploads == (("a/two.jsonl", up["UploadId"]),)
     assert isinstance(t, KafkaConnectTarget)
 
 

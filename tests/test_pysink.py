@@ -62,7 +62,7 @@ def test_story_1_multipart_upload_completes_and_the_offset_moves_from_180_to_270
     commits = [s.committed.get("events-0") for s in r.observation.offset_samples]
     assert 180 in commits and commits[-1] == 270
     third = next(o for o in r.observation.final_bucket.objects if o.key.endswith("+0000000180.json"))
-    assert third.etag.strip('"').endswith("-4")  # 90 MB in 25 MB parts: a multipart upload of 4
+    assert third.etag.strip('"').endswith("-4")  # 17.6 MiB in 5 MiB parts: a multipart upload of 4
 
 
 @pytest.mark.kafka

@@ -1,0 +1,79 @@
+"""Confluent's own S3 sink through the suite: every named scenario on the real connector 12.1.9
+(its plugin laid out from ../shared/confluent, or SINKCHECK_PLUGIN_PATH) on one warm stack (a
+KRaft broker, moto and a Connect worker, all on 127.0.0.1), each with its own connector, topics
+and bucket, S3 faults through sinkcheck's fault front. Each gives verdicts, not errors; the
+faults fire; and the AWS SDK v1 connector (10.6.18) and the v2 one (12.1.9) both complete their
+multipart uploads through the front."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from conformance.named import SUITE
+from conformance.runner import run_scenario
+
+pytestmark = pytest.mark.kafka
+
+TARGET = "kafka-connect:confluent@12.1.9"
+RESULTS: dict[str, object] = {}
+# what the real connector gives on each named scenario (every property it claims passes)
+EXPECTED = {name: "pass" for name in SUITE}
+
+
+def _stack(spec: str, tmp_path_factory):
+    from adapters.plugins import PluginUnavailable
+    from conformance.targets import start_connect_stack
+
+    try:
+        return start_connect_stack(spec, tmp_path_factory.mktemp("stack"))
+    except PluginUnavailable as e:  # neither ../shared/confluent nor SINKCHECK_PLUGIN_PATH here
+        pytest.fail(f"{spec} cannot run here: {e}")
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    s = _stack(TARGET, tmp_path_factory)
+    yield s
+    s.stop()
+
+
+@pytest.mark.parametrize("name", list(SUITE))
+def test_named_scenario_on_confluent_12_1_9(name, stack, tmp_path):
+    result = run_scenario(SUITE[name](), TARGET, tmp_path, stack=stack, quiet_timeout_s=120)
+    RESULTS[name] = result
+    assert result.target_info.connector_version == "12.1.9"
+    unfired = [f"{f.kind} {f.detail}" for f in result.observation.faults if not f.fired]
+    assert not unfired, unfired
+    from conformance.pytest_plugin import failure_block
+
+    assert result.status == EXPECTED[name], failure_block(result)
+
+
+def test_each_fault_kind_fired_on_the_real_connector():
+    if len(RESULTS) < len(SUITE):
+        pytest.skip("runs after the named scenarios of this module (run the module whole)")
+    fired = Counter()
+    for r in RESULTS.values():
+        for f in r.observation.faults:
+            if f.fired:
+                fired[f.params.get("action", f.kind) if f.kind == "s3" else f.kind] += 1
+    for kind in ("crash", "pause", "resume", "rebalance", "update-config", "restart-task",
+                 "fail", "hang", "drop-response"):
+        assert fired[kind] >= 1, (kind, dict(fired))
+
+
+@pytest.mark.parametrize("version", ["10.6.18", "12.1.9"])
+def test_sdk_v1_and_v2_connectors_complete_uploads_through_the_fault_front(version, tmp_path_factory, tmp_path):
+    """10.6.18 (AWS SDK v1) parses moto's CompleteMultipartUpload reply too (it died with a
+    NullPointerException there against moto 5.2.1); a 503 on an UploadPart is retried."""
+    spec = f"kafka-connect:confluent@{version}"
+    s = _stack(spec, tmp_path_factory)
+    try:
+        r = run_scenario(SUITE["retriable-503-on-upload"](), spec, tmp_path, stack=s)
+    finally:
+        s.stop()
+    assert r.target_info.connector_version == version
+    assert [f.fired for f in r.observation.faults] == [True]
+    assert r.status == "pass", [v.to_json() for v in r.failed()]
+    assert len(r.observation.final_bucket.objects) == 3 and not r.observation.final_bucket.open_uploads
