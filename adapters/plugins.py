@@ -90,10 +90,15 @@ def cache_root() -> Path:
 
 
 def shared_root() -> Path | None:
-    """The shared layouts beside the checkout (`SINKCHECK_SHARED` overrides), if present."""
+    """The shared layouts beside the checkout (`SINKCHECK_SHARED` overrides): the nearest
+    `shared/` next to the checkout or one of the directories above it, if any."""
     env = os.environ.get("SINKCHECK_SHARED")
-    root = Path(env) if env else REPO.parent / "shared"
-    return root if root.is_dir() else None
+    if env:
+        return Path(env) if Path(env).is_dir() else None
+    for d in REPO.parents:
+        if (d / "shared").is_dir() and any((d / "shared" / k.shared / "assemble").is_file() for k in KINDS.values()):
+            return d / "shared"
+    return None
 
 
 def shared_versions(kind: PluginKind) -> list[str]:
@@ -174,8 +179,8 @@ def locate(profile: str, version: str | None, plugin_path: Sequence[str | Path] 
                                     f"pick one of those, or {_ways(kind)}")
         directory = cache_root() / f"{profile}-{want}" / _plugin_dir_name(kind, want)
         return Plugin(profile, want, directory, f"../shared/{kind.shared}/assemble")
-    raise PluginUnavailable(f"{kind.title} is not installed here and cannot be fetched from Maven Central: "
-                            f"{_ways(kind)}")
+    raise PluginUnavailable(f"{kind.title}{' ' + version if version else ''} is not installed here and cannot be "
+                            f"fetched from Maven Central: {_ways(kind)}")
 
 
 def _jar_hint(kind: PluginKind) -> str:

@@ -21,6 +21,7 @@ Other converters (Avro and friends need a schema registry) are refused by name.
 from __future__ import annotations
 
 import codecs
+import decimal
 import json
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -35,6 +36,9 @@ CONVERTERS = {"JsonConverter": JSON_CONVERTER, "StringConverter": STRING_CONVERT
               "ByteArrayConverter": BYTEARRAY_CONVERTER}
 OPTIONAL_STRING = Schema("string", optional=True)
 OPTIONAL_BYTES = Schema("bytes", optional=True)
+
+
+_MISSING = object()
 
 
 class ConverterError(SchemaError):
@@ -80,10 +84,22 @@ class Converter:
             return ConnectValue(None if data is None else bytes(data), OPTIONAL_BYTES)
         if data is None:
             return ConnectValue(None, None)  # a tombstone: SchemaAndValue.NULL
-        try:
-            node = json.loads(bytes(data).decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            raise ConverterError(f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}") from None
+        if not bytes(data).strip():
+            # Jackson reads no document as a MissingNode: a null value without schemas, and
+            # not the envelope with them
+            node: object = _MISSING
+        else:
+            try:
+                # numbers as written (JsonConverter's USE_BIG_DECIMAL_FOR_FLOATS): a Decimal
+                # payload keeps its scale
+                node = json.loads(bytes(data).decode("utf-8"), parse_float=decimal.Decimal)
+            except (UnicodeDecodeError, ValueError) as e:
+                raise ConverterError(f"Converting byte[] to Kafka Connect data failed due to serialization error: "
+                                     f"{e}") from None
+        if node is _MISSING:
+            if not self.schemas_enabled:
+                return ConnectValue(None, None)
+            node = None
         if not self.schemas_enabled:
             return ConnectValue(schemaless(node), None)
         if not is_envelope(node):
