@@ -59,7 +59,7 @@ def fixture_of(result: Any, note: str = "") -> dict[str, Any]:
                       "kafka": info.kafka_version if info else None,
                       "s3_server": info.s3_server if info else None},
         "note": note,
-        "scenario": result.scenario.to_json(),
+        **_scenario_field(result.scenario.to_json()),
         "offsets": offsets,
         "puts": None,
         "faults": [{"kind": f.kind, "params": _plain(f.params), "fired": f.fired, "detail": f.detail,
@@ -73,6 +73,23 @@ def fixture_of(result: Any, note: str = "") -> dict[str, Any]:
         "open_uploads": [list(u) for u in (final.open_uploads if final else ())],
         "verdicts": {v.property: v.status for v in result.verdicts},
     }
+
+
+# a scenario bigger than this (the multipart stories' 200 KiB records) is kept gzipped
+SCENARIO_INLINE_MAX = 256 * 1024
+
+
+def _scenario_field(scenario: dict[str, Any]) -> dict[str, Any]:
+    text = json.dumps(scenario)
+    if len(text) <= SCENARIO_INLINE_MAX:
+        return {"scenario": scenario}
+    return {"scenario_gz": _pack(text.encode())}
+
+
+def scenario_of(fixture: dict[str, Any]) -> dict[str, Any]:
+    if "scenario" in fixture:
+        return fixture["scenario"]
+    return json.loads(_unpack(fixture["scenario_gz"]))
 
 
 def _plain(v: Any) -> Any:
@@ -113,7 +130,7 @@ def replay(fixture: dict[str, Any]) -> Replay:
 
     if fixture.get("format") != FIXTURE_FORMAT:
         raise ValueError(f"not a sinkcheck fidelity fixture (expected \"format\": \"{FIXTURE_FORMAT}\")")
-    scenario = Scenario.from_json(fixture["scenario"], fixture["title"])
+    scenario = Scenario.from_json(scenario_of(fixture), fixture["title"])
     spec = fixture["target"]
     kind = target_kind(spec)
     at = 1
@@ -138,6 +155,19 @@ def replay(fixture: dict[str, Any]) -> Replay:
 
 def load(path: Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
+
+
+def compact(path: Path) -> None:
+    """Rewrite a fixture with its scenario gzipped when it is large."""
+    fx = load(path)
+    scenario = scenario_of(fx)
+    fx.pop("scenario", None)
+    fx.pop("scenario_gz", None)
+    keys = list(fx)
+    at = keys.index("note") + 1 if "note" in keys else len(keys)
+    items = list(fx.items())
+    fx = dict(items[:at] + list(_scenario_field(scenario).items()) + items[at:])
+    path.write_text(json.dumps(fx, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,6 +44,32 @@ def sinkcheck_target(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="session")
+def sinkcheck_plugin_path(request: pytest.FixtureRequest) -> list[str]:
+    return list(request.config.getoption("--plugin-path"))
+
+
+@pytest.fixture(scope="session")
+def sinkcheck_stack(sinkcheck_target: str, sinkcheck_plugin_path: list[str], tmp_path_factory: pytest.TempPathFactory):
+    """A warm Kafka stack for a Kafka Connect target, shared by the session's runs (each brings
+    its own connector, topics and bucket); None for other targets. A plugin that cannot be had
+    is a usage error naming the ways to provide it."""
+    if not sinkcheck_target.startswith("kafka-connect:"):
+        yield None
+        return
+    from adapters.plugins import PluginUnavailable
+    from conformance.targets import TargetSpecError, start_connect_stack
+
+    try:
+        stack = start_connect_stack(sinkcheck_target, tmp_path_factory.mktemp("stack"), sinkcheck_plugin_path)
+    except (PluginUnavailable, TargetSpecError) as e:
+        raise pytest.UsageError(f"--target {sinkcheck_target}: {e}") from None
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="session")
 def sinkcheck_connector(request: pytest.FixtureRequest) -> dict[str, str] | None:
     path = request.config.getoption("--connector-config")
     if not path:

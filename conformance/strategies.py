@@ -367,4 +367,67 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     topics = {"orders": draw(st.integers(1, 2))}
     records = draw(sink_records(topics, max_records, cfg))
     faults = draw(fault_schedules(len(records))) if with_faults else []
-    return Scenario("generated", cfg, topics, records, faults)
+    return Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))
+
+
+S3_UPLOAD_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
+
+
+def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[int] | None:
+    """For each position i in the stream (0..n), how many multipart uploads the model says the
+    sink makes for records produced from position i on (each object a value/keys/headers file
+    is one upload, made when the record that closes it arrives). None where the model gives
+    constraints (the wall clock decides when files close) or rejects the config."""
+    from conformance.connector_config import sink_config
+    from conformance.wire import sink_records as to_sink_records
+    from reference_impl.config import ConfigError
+    from reference_impl.model import expect
+
+    try:
+        offsets: dict[tuple[str, int], int] = {}
+        placed = []
+        for r in records:
+            tp = (r["topic"], int(r["partition"]))
+            placed.append(offsets.get(tp, 0))
+            offsets[tp] = placed[-1] + 1
+        exp = expect(sink_config(cfg), to_sink_records(cfg, records, placed))
+    except (ConfigError, ValueError):
+        return None
+    if exp.constraints is not None:
+        return None
+    index = {(r["topic"], int(r["partition"]), off): i for i, (r, off) in enumerate(zip(records, placed))}
+    # the position of each object's last record, once per upload: a flush.size rotation uploads
+    # as that record is written; a time or partition-change one when a later record arrives (so
+    # counting from the last record undercounts: never a rule that cannot fire)
+    closed_at = []
+    for o in exp.objects:
+        last = max((index.get((o.topic, o.partition, off), 0) for off in o.offsets), default=0)
+        closed_at += [last] * ((1 if o.value_object else 0) + len(o.sibling_keys))
+    return [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
+
+
+def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> list[FaultStep]:
+    """The schedule without S3 rules that cannot fire: a rule on an upload request armed after
+    `after` records waits for its `nth` matching request, and the model says how many uploads
+    come after that point. Such a rule is made to wait for the last of them, or, where none
+    comes, dropped with the steps that wait for or release it (a crash it staged stays). A
+    schedule whose rule never fires would end `unknown` for a reason of the generator's making."""
+    counts = uploads_after(cfg, records)
+    if counts is None:
+        return faults
+    dropped: set[str] = set()
+    out = []
+    for f in faults:
+        if f.kind == "s3" and f.params.get("operation") in S3_UPLOAD_OPERATIONS:
+            available = counts[min(f.after, len(records))]
+            if available == 0:
+                dropped.add(str(f.params.get("name")))
+                continue
+            if int(f.params.get("nth", 1)) > available:
+                f = FaultStep(f.after, f.kind, {**f.params, "nth": available})
+        elif f.kind in ("wait-fired", "release") and str(f.params.get("rule")) in dropped:
+            continue
+        out.append(f)
+    if any(n.endswith("-zombie") for n in dropped):  # a zombie without its hung Complete is no zombie
+        out = [f for f in out if f.kind not in ("pause", "resume")]
+    return out

@@ -42,7 +42,29 @@ def late_records_across_hour_edge() -> Any:
                     notes="partition-change rotation: absent in 10.5.23, on by default in 10.6.3 (spec §18)")
 
 
-GATE_SCENARIOS = {"late-records-across-hour-edge": late_records_across_hour_edge}
+def tombstones_with_record_time_rotation() -> Any:
+    """Tombstones written (behavior.on.null.values=write, keys stored) under HourlyPartitioner
+    with rotate.interval.ms on record time. Before 12.1.0 the tombstone wrapper hides the
+    time-based partitioner, so rotate.interval.ms is silently ignored and only flush.size
+    rotates (R3.9); from 12.1.0 time and partition-change rotation apply, and a change to or
+    from the tombstone partition does not rotate (R3.3, spec §18)."""
+    from conformance.named import BASE
+    from conformance.scenario import Scenario
+
+    cfg = {**BASE, "flush.size": "1000", "rotate.interval.ms": "3000", "timestamp.extractor": "Record",
+           "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+           "locale": "en-US", "timezone": "UTC", "behavior.on.null.values": "write",
+           "store.kafka.keys": "true", "keys.format.class": "io.confluent.connect.s3.format.json.JsonFormat"}
+    times = [0, 1000, 1500, 3500, 4000, 4200, 8000, 8100]
+    nulls = {2, 5}
+    recs = [{"topic": "events", "partition": 0, "timestamp": T_EDGE + t, "key": f"k{i}",
+             "value": None if i in nulls else {"seq": i, "ts": T_EDGE + t}, "headers": []} for i, t in enumerate(times)]
+    return Scenario("tombstones-with-record-time-rotation", cfg, {"events": 1}, recs,
+                    notes="rotate.interval.ms ignored under the tombstone wrapper before 12.1.0 (R3.9, spec §18)")
+
+
+GATE_SCENARIOS = {"late-records-across-hour-edge": late_records_across_hour_edge,
+                  "tombstones-with-record-time-rotation": tombstones_with_record_time_rotation}
 
 
 def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
@@ -94,9 +116,11 @@ def cmd_gate(args: Any) -> int:
     out.mkdir(parents=True, exist_ok=True)
     model_only = any(s.startswith("model") for _, s, _ in sides)
     scenarios = gate_scenarios(args.scenario, args.no_named)
-    scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=not model_only)
+    with_faults = not (model_only or args.no_faults)
+    scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=with_faults)
     term.err(f"sinkcheck gate: {args.baseline} → {args.candidate} · {len(scenarios)} scenarios · seed {seed} · profile {profile}"
-             + (" · the model applies no faults: generated scenarios have none" if model_only else ""))
+             + (" · the model applies no faults: generated scenarios have none" if model_only else "")
+             + (" · generated scenarios without faults" if args.no_faults and not model_only else ""))
     sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
     per_side: dict[str, list[Any]] = {"baseline": [], "candidate": []}
     skipped = 0
@@ -191,6 +215,8 @@ def add_gate_parser(sub: Any) -> None:
     g.add_argument("--scenario", action="append", default=None,
                    help=f"only these scenarios (named ones, or {', '.join(GATE_SCENARIOS)})")
     g.add_argument("--no-named", action="store_true", help="no named scenarios, generated ones only")
+    g.add_argument("--no-faults", action="store_true", help="generated scenarios without fault schedules (the same "
+                                                            "scenarios a gate of model@ versions plays)")
     g.add_argument("--property", action="append", default=None, help="only these properties (repeatable)")
     g.add_argument("--budget", default=None, help="wall-clock budget, e.g. 10m")
     g.add_argument("--fail-on-change", action="store_true",

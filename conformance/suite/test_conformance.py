@@ -28,28 +28,38 @@ def _record(result) -> None:
     (result.run_dir / "result.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
 
 
-def _run(name, scenario, target, out: Path):
+def _run(name, scenario, target, out: Path, stack=None, plugin_path=None):
     from conformance.runner import run_scenario
 
     key = (target, name)
     if key not in _RESULTS:
         run_dir = out / re.sub(r"[^\w.-]", "_", f"{target}-{name}")
         scenario.save(run_dir / "scenario.json")
-        _RESULTS[key] = run_scenario(scenario, target, run_dir)
+        _RESULTS[key] = run_scenario(scenario, target, run_dir, stack=stack, plugin_path=plugin_path)
         _record(_RESULTS[key])
     return _RESULTS[key]
 
 
 def _scenario(name, connector):
+    """The named scenario, under the user's connector config if one is given (its records
+    re-expressed for that config's converters)."""
+    import dataclasses
+
+    from conformance import wire
+
     sc = SCENARIOS[name]()
-    return sc if connector is None else type(sc)(**{**sc.__dict__, "connector": connector})
+    if connector is None:
+        return sc
+    return dataclasses.replace(sc, connector=connector, records=wire.reexpress(sc.records, sc.connector, connector))
 
 
 @pytest.mark.sinkcheck
 @pytest.mark.parametrize("prop", [pytest.param(m.replace("_", "-"), marks=getattr(pytest.mark, m)) for m in PROPERTY_MARKERS])
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_named_scenario(name, prop, sinkcheck_target, sinkcheck_connector, sinkcheck_profile, sinkcheck_out):
-    result = _run(name, _scenario(name, sinkcheck_connector), sinkcheck_target, sinkcheck_out)
+def test_named_scenario(name, prop, sinkcheck_target, sinkcheck_connector, sinkcheck_profile, sinkcheck_out,
+                        sinkcheck_stack, sinkcheck_plugin_path):
+    result = _run(name, _scenario(name, sinkcheck_connector), sinkcheck_target, sinkcheck_out, sinkcheck_stack,
+                  sinkcheck_plugin_path)
     verdict = next(v for v in result.verdicts if v.property == prop)
     if not verdict.claimed:
         pytest.skip(f"{prop} is not claimed by {sinkcheck_target} here ({result.claim.name}): {verdict.status} — {verdict.message}")
@@ -72,7 +82,8 @@ def _generated_settings():
 @pytest.mark.commit_safety
 @_generated_settings()
 @given(data=st.data())
-def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkcheck_out):
+def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkcheck_out, sinkcheck_stack,
+                             sinkcheck_plugin_path):
     from conformance.runner import run_scenario
     from conformance.targets import target_kind
 
@@ -82,7 +93,7 @@ def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkch
     n = len(list(sinkcheck_out.glob("generated-*")))
     run_dir = sinkcheck_out / f"generated-{n:04d}"
     scenario.save(run_dir / "scenario.json")
-    result = run_scenario(scenario, sinkcheck_target, run_dir)
+    result = run_scenario(scenario, sinkcheck_target, run_dir, stack=sinkcheck_stack, plugin_path=sinkcheck_plugin_path)
     _record(result)
     failed = result.failed()
     if failed:

@@ -1,0 +1,56 @@
+"""Generated fault schedules only hold S3 rules that can fire: the model says how many uploads
+come after a rule is armed, so a rule waiting for more is made to wait for the last of them,
+and one with none to wait for is dropped with its steps (a crash it staged stays)."""
+from __future__ import annotations
+
+from hypothesis import given
+
+from conformance.named import BASE, _small
+from conformance.scenario import FaultStep
+from conformance.strategies import CONFLUENT_FORMATS, scenarios, that_can_fire, uploads_after
+
+
+def _steps(kinds):
+    return [f.kind for f in kinds]
+
+
+def test_uploads_after_counts_the_objects_the_model_commits_from_each_point():
+    cfg = {**BASE, "flush.size": "4"}
+    recs = _small(10)  # files [0..3] and [4..7] close at records 3 and 7; 8, 9 stay open
+    assert uploads_after(cfg, recs) == [2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0]
+    keys = {**cfg, "store.kafka.keys": "true", "keys.format.class": BASE["format.class"]}
+    assert uploads_after(keys, recs)[0] == 4  # a keys object beside each value object
+    assert uploads_after({**cfg, "rotate.schedule.interval.ms": "2000", "timezone": "UTC"}, recs) is None
+
+
+def test_a_rule_waiting_for_more_uploads_than_come_waits_for_the_last():
+    cfg, recs = {**BASE, "flush.size": "4"}, _small(10)
+    rule = FaultStep(2, "s3", {"operation": "UploadPart", "action": "hang", "nth": 3, "name": "f0-crash-mid-upload"})
+    [fixed] = that_can_fire(cfg, recs, [rule])
+    assert fixed.params["nth"] == 2 and fixed.params["operation"] == "UploadPart"
+
+
+def test_a_rule_with_nothing_to_wait_for_is_dropped_with_its_steps_but_the_crash_stays():
+    cfg, recs = {**BASE, "flush.size": "4"}, _small(10)
+    name = "f0-crash-mid-upload"
+    steps = [FaultStep(8, "s3", {"operation": "UploadPart", "action": "hang", "nth": 1, "name": name}),
+             FaultStep(9, "wait-fired", {"rule": name, "seconds": 6}), FaultStep(9, "crash"),
+             FaultStep(9, "release", {"rule": name})]
+    assert _steps(that_can_fire(cfg, recs, steps)) == ["crash"]
+
+
+def test_a_zombie_without_its_hung_complete_is_dropped_whole():
+    cfg, recs = {**BASE, "flush.size": "4"}, _small(10)
+    name = "f1-zombie"
+    steps = [FaultStep(9, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 1, "name": name}),
+             FaultStep(9, "wait-fired", {"rule": name, "seconds": 6}), FaultStep(9, "pause"),
+             FaultStep(10, "wait", {"seconds": 1}), FaultStep(10, "release", {"rule": name}), FaultStep(10, "resume")]
+    assert _steps(that_can_fire(cfg, recs, steps)) == ["wait"]
+
+
+@given(scenarios(max_records=16, formats=CONFLUENT_FORMATS))
+def test_every_generated_rule_on_an_upload_has_uploads_to_fire_on(sc):
+    counts = uploads_after(sc.connector, sc.records)
+    for f in sc.faults:
+        if counts is not None and f.kind == "s3":
+            assert 1 <= int(f.params.get("nth", 1)) <= counts[min(f.after, len(sc.records))], (f, counts)
