@@ -3,8 +3,9 @@
     from adapters.pytest_fixtures import kafka_stack, connect_target  # noqa: F401
 
 `kafka_stack` (module scope): a started `KafkaStack` (broker + moto + one Connect worker) whose
-`plugin.path` holds every jar set that could be fetched; `kafka_stack.missing_plugins` maps the
-others to the reason. `connect_target` (function scope): a factory
+`plugin.path` holds every jar set that could be fetched, the directories of SINKCHECK_PLUGIN_PATH,
+else Confluent's connector from the shared layouts (adapters.plugins) where they are;
+`kafka_stack.missing_plugins` maps the others to the reason. `connect_target` (function scope): a factory
 `connect_target(profile=None, **kwargs) -> KafkaConnectTarget` on that stack; every target it
 made is stopped (its connector deleted) when the test ends, passed or failed.
 
@@ -30,8 +31,17 @@ def kafka_stack(tmp_path_factory):
     from adapters.kafka_connect import plugins_dir
     from adapters.supervisor import KafkaStack
 
+    from adapters import plugins
+
     run_dir = tmp_path_factory.mktemp("kafka-stack")
-    pdir, missing = plugins_dir(run_dir, PLUGIN_SETS, extra=_extra_plugin_dirs())
+    extra = _extra_plugin_dirs()
+    resolved = []
+    if not extra:  # Confluent's connector from the shared layouts, where they are
+        try:
+            resolved.append(plugins.resolve("confluent", None))
+        except plugins.PluginUnavailable:
+            pass
+    pdir, missing = plugins_dir(run_dir, PLUGIN_SETS, extra=extra, plugins=resolved)
     stack = KafkaStack(run_dir, plugin_paths=[pdir], broker_heap="512m", worker_heap="768m",
                        offset_flush_interval_ms=2000)
     stack.missing_plugins = missing
