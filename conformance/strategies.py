@@ -375,15 +375,18 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
 S3_UPLOAD_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
 
 
-def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[int] | None:
+def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[int]:
     """For each position i in the stream (0..n), how many multipart uploads the model says the
     sink makes for records produced from position i on (each object a value/keys/headers file
-    is one upload, made when the record that closes it arrives). None where the model gives
-    constraints (the wall clock decides when files close) or rejects the config."""
+    is one upload, made when the record that closes it arrives); [] where the model rejects the
+    config. Where the wall clock decides boundaries (Wallclock, scheduled rotation) it counts
+    what the records close by themselves (one put: flush.size and the other record-driven
+    rules), and under scheduled rotation also one file per topic-partition that still gets a
+    record from i on (a boundary commits what is pending): a lower bound either way."""
     from conformance.connector_config import sink_config
     from conformance.wire import sink_records as to_sink_records
     from reference_impl.config import ConfigError
-    from reference_impl.model import expect
+    from reference_impl.model import PutSpec, expect
 
     try:
         offsets: dict[tuple[str, int], int] = {}
@@ -392,11 +395,15 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
             tp = (r["topic"], int(r["partition"]))
             placed.append(offsets.get(tp, 0))
             offsets[tp] = placed[-1] + 1
-        exp = expect(sink_config(cfg), to_sink_records(cfg, records, placed))
+        config = sink_config(cfg)
+        sink_recs = to_sink_records(cfg, records, placed)
+        exp = expect(config, sink_recs)
+        wallclock = exp.constraints is not None
+        if wallclock:
+            exp = expect(config, sink_recs, [PutSpec(T0, len(records))])
     except (ConfigError, ValueError):
-        return None
-    if exp.constraints is not None:
-        return None
+        return []
+    per_file = 1 + (config.store_kafka_keys and 1) + (config.store_kafka_headers and 1)
     index = {(r["topic"], int(r["partition"]), off): i for i, (r, off) in enumerate(zip(records, placed))}
     # the position of each object's last record, once per upload: a flush.size rotation uploads
     # as that record is written; a time or partition-change one when a later record arrives (so
@@ -405,7 +412,16 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
     for o in exp.objects:
         last = max((index.get((o.topic, o.partition, off), 0) for off in o.offsets), default=0)
         closed_at += [last] * ((1 if o.value_object else 0) + len(o.sibling_keys))
-    return [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
+    counts = [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
+    if wallclock and config.rotate_schedule_interval_ms > 0:
+        dies = exp.task_failure
+        alive = len(records) if dies is None or dies.offset is None else next(
+            (i for i, (r, off) in enumerate(zip(records, placed))
+             if (r["topic"], int(r["partition"]), off) == (dies.topic, dies.partition, dies.offset)), len(records))
+        for i in range(len(records) + 1):
+            pending = {(r["topic"], r["partition"]) for r in records[i:alive] if r.get("value") is not None}
+            counts[i] = max(counts[i], len(pending) * per_file)
+    return counts
 
 
 def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> list[FaultStep]:
@@ -415,7 +431,7 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     comes, dropped with the steps that wait for or release it (a crash it staged stays). A
     schedule whose rule never fires would end `unknown` for a reason of the generator's making."""
     counts = uploads_after(cfg, records)
-    if counts is None:
+    if not counts:
         return faults
     dropped: set[str] = set()
     out = []

@@ -20,7 +20,11 @@ def test_uploads_after_counts_the_objects_the_model_commits_from_each_point():
     assert uploads_after(cfg, recs) == [2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0]
     keys = {**cfg, "store.kafka.keys": "true", "keys.format.class": BASE["format.class"]}
     assert uploads_after(keys, recs)[0] == 4  # a keys object beside each value object
-    assert uploads_after({**cfg, "rotate.schedule.interval.ms": "2000", "timezone": "UTC"}, recs) is None
+    scheduled = uploads_after({**cfg, "rotate.schedule.interval.ms": "2000", "timezone": "UTC"}, recs)
+    assert scheduled[0] == 2 and scheduled[8] == 1 and scheduled[10] == 0  # 8, 9 are committed at a boundary
+    wallclock = {**cfg, "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+                 "locale": "en-US", "timezone": "UTC", "flush.size": "7"}
+    assert uploads_after(wallclock, recs) == [1] * 7 + [0] * 4  # only flush.size closes a file
 
 
 def test_a_rule_waiting_for_more_uploads_than_come_waits_for_the_last():
@@ -52,5 +56,5 @@ def test_a_zombie_without_its_hung_complete_is_dropped_whole():
 def test_every_generated_rule_on_an_upload_has_uploads_to_fire_on(sc):
     counts = uploads_after(sc.connector, sc.records)
     for f in sc.faults:
-        if counts is not None and f.kind == "s3":
+        if counts and f.kind == "s3":
             assert 1 <= int(f.params.get("nth", 1)) <= counts[min(f.after, len(sc.records))], (f, counts)
