@@ -315,14 +315,14 @@ def one_fault(draw: st.DrawFn, n_records: int, index: int) -> list[FaultStep]:
         # the k-th UploadPart hangs; the sink dies while it waits; the hung request then goes
         # on (or not) after the restart has begun
         k = draw(st.integers(1, 3))
-        later = draw(st.integers(at, n_records))
+        later = draw(st.integers(min(at + 1, n_records), n_records))  # records to upload come first
         return [FaultStep(at, "s3", {"operation": "UploadPart", "action": "hang", "nth": k, "name": name}),
                 FaultStep(later, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
                 FaultStep(later, "crash"), FaultStep(later, "release", {"rule": name})]
     if kind == "lost-commit":
         # CompleteMultipartUpload is applied but its answer never arrives; the sink dies before
         # it commits the offset, so the restart uploads the same file again
-        later = draw(st.integers(at, n_records))
+        later = draw(st.integers(min(at + 1, n_records), n_records))
         return [FaultStep(at, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response",
                                      "nth": draw(st.integers(1, 2)), "name": name}),
                 FaultStep(later, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
@@ -336,12 +336,14 @@ def one_fault(draw: st.DrawFn, n_records: int, index: int) -> list[FaultStep]:
                                      "nth": draw(st.integers(1, 2)), "name": name})]
     if kind == "zombie":
         # paused mid-complete past the poll interval, another member takes over, then the
-        # paused one wakes up and finishes what it was doing
-        later = draw(st.integers(at, n_records))
+        # paused one wakes up and finishes what it was doing; the records that close the file it
+        # hangs in come between the rule and the pause
+        hung = draw(st.integers(min(at + 1, n_records), n_records))
+        later = draw(st.integers(hung, n_records))
         return [FaultStep(at, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 1,
                                      "name": name}),
-                FaultStep(at, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
-                FaultStep(at, "pause"), FaultStep(later, "wait", {"seconds": 1.0}),
+                FaultStep(hung, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
+                FaultStep(hung, "pause"), FaultStep(later, "wait", {"seconds": 1.0}),
                 FaultStep(later, "release", {"rule": name}), FaultStep(later, "resume")]
     if kind == "rebalance":
         return [FaultStep(at, "rebalance")]
@@ -377,9 +379,9 @@ S3_UPLOAD_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipar
 
 def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[int]:
     """For each position i in the stream (0..n), how many multipart uploads the model says the
-    sink makes for records produced from position i on (each object a value/keys/headers file
-    is one upload, made when the record that closes it arrives); [] where the model rejects the
-    config. Where the wall clock decides boundaries (Wallclock, scheduled rotation) it counts
+    sink makes when records produced from position i on arrive (each value/keys/headers file is
+    one upload, made when the record whose processing commits it arrives); [] where the model
+    rejects the config. Where the wall clock decides boundaries (Wallclock, scheduled rotation) it counts
     what the records close by themselves (one put: flush.size and the other record-driven
     rules), and under scheduled rotation also one file per topic-partition that still gets a
     record from i on (a boundary commits what is pending): a lower bound either way."""
@@ -405,13 +407,21 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
         return []
     per_file = 1 + (config.store_kafka_keys and 1) + (config.store_kafka_headers and 1)
     index = {(r["topic"], int(r["partition"]), off): i for i, (r, off) in enumerate(zip(records, placed))}
-    # the position of each object's last record, once per upload: a flush.size rotation uploads
-    # as that record is written; a time or partition-change one when a later record arrives (so
-    # counting from the last record undercounts: never a rule that cannot fire)
-    closed_at = []
+    reaches_writer = [r.get("value") is not None or config.behavior_on_null_values == "write" for r in records]
+
+    def trigger(o: Any) -> int:
+        """The position of the record whose processing commits `o` (R3.1: a rotation commits
+        every open file of the topic-partition at once): the last record written for a
+        flush.size rotation, else the next record that reaches the writer."""
+        if o.rotation.startswith("R3.8"):
+            return index[(o.topic, o.partition, o.committed_offset - 1)]
+        later = [i for (t, p, off), i in index.items()
+                 if (t, p) == (o.topic, o.partition) and off >= o.committed_offset and reaches_writer[i]]
+        return min(later, default=len(records))
+
+    closed_at = []  # once per upload
     for o in exp.objects:
-        last = max((index.get((o.topic, o.partition, off), 0) for off in o.offsets), default=0)
-        closed_at += [last] * ((1 if o.value_object else 0) + len(o.sibling_keys))
+        closed_at += [trigger(o)] * ((1 if o.value_object else 0) + len(o.sibling_keys))
     counts = [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
     if wallclock and config.rotate_schedule_interval_ms > 0:
         dies = exp.task_failure
@@ -427,17 +437,22 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
 def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> list[FaultStep]:
     """The schedule without S3 rules that cannot fire: a rule on an upload request armed after
     `after` records waits for its `nth` matching request, and the model says how many uploads
-    come after that point. Such a rule is made to wait for the last of them, or, where none
-    comes, dropped with the steps that wait for or release it (a crash it staged stays). A
-    schedule whose rule never fires would end `unknown` for a reason of the generator's making."""
+    come after that point (and before the step that waits for the rule, if one does). Such a
+    rule is made to wait for the last of them, or, where none comes, dropped with the steps that
+    wait for or release it (a crash it staged stays). A schedule whose rule never fires would end
+    `unknown` for a reason of the generator's making."""
     counts = uploads_after(cfg, records)
     if not counts:
         return faults
+    n = len(records)
+    # a rule a step waits for must fire on uploads of records produced before that wait
+    waits = {str(f.params.get("rule")): min(f.after, n) for f in faults if f.kind == "wait-fired"}
     dropped: set[str] = set()
     out = []
     for f in faults:
         if f.kind == "s3" and f.params.get("operation") in S3_UPLOAD_OPERATIONS:
-            available = counts[min(f.after, len(records))]
+            name = str(f.params.get("name"))
+            available = counts[min(f.after, n)] - (counts[waits[name]] if name in waits else 0)
             if available == 0:
                 dropped.add(str(f.params.get("name")))
                 continue

@@ -34,6 +34,16 @@ def test_a_rule_waiting_for_more_uploads_than_come_waits_for_the_last():
     assert fixed.params["nth"] == 2 and fixed.params["operation"] == "UploadPart"
 
 
+def test_a_rule_something_waits_for_counts_only_the_uploads_before_that_wait():
+    cfg, recs = {**BASE, "flush.size": "4"}, _small(10)
+    name = "f0-crash-mid-upload"
+    steps = [FaultStep(2, "s3", {"operation": "UploadPart", "action": "hang", "nth": 2, "name": name}),
+             FaultStep(5, "wait-fired", {"rule": name, "seconds": 30})]  # only file [0..3] closes before 5
+    assert that_can_fire(cfg, recs, steps)[0].params["nth"] == 1
+    steps[1] = FaultStep(3, "wait-fired", {"rule": name, "seconds": 30})  # record 3 is not produced yet
+    assert that_can_fire(cfg, recs, steps) == []
+
+
 def test_a_rule_with_nothing_to_wait_for_is_dropped_with_its_steps_but_the_crash_stays():
     cfg, recs = {**BASE, "flush.size": "4"}, _small(10)
     name = "f0-crash-mid-upload"
@@ -46,7 +56,7 @@ def test_a_rule_with_nothing_to_wait_for_is_dropped_with_its_steps_but_the_crash
 def test_a_zombie_without_its_hung_complete_is_dropped_whole():
     cfg, recs = {**BASE, "flush.size": "4"}, _small(10)
     name = "f1-zombie"
-    steps = [FaultStep(9, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 1, "name": name}),
+    steps = [FaultStep(8, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 1, "name": name}),
              FaultStep(9, "wait-fired", {"rule": name, "seconds": 6}), FaultStep(9, "pause"),
              FaultStep(10, "wait", {"seconds": 1}), FaultStep(10, "release", {"rule": name}), FaultStep(10, "resume")]
     assert _steps(that_can_fire(cfg, recs, steps)) == ["wait"]
@@ -55,6 +65,8 @@ def test_a_zombie_without_its_hung_complete_is_dropped_whole():
 @given(scenarios(max_records=16, formats=CONFLUENT_FORMATS))
 def test_every_generated_rule_on_an_upload_has_uploads_to_fire_on(sc):
     counts = uploads_after(sc.connector, sc.records)
+    waits = {f.params["rule"]: f.after for f in sc.faults if f.kind == "wait-fired"}
     for f in sc.faults:
         if counts and f.kind == "s3":
-            assert 1 <= int(f.params.get("nth", 1)) <= counts[min(f.after, len(sc.records))], (f, counts)
+            before_wait = counts[waits[f.params["name"]]] if f.params["name"] in waits else 0
+            assert 1 <= int(f.params.get("nth", 1)) <= counts[min(f.after, len(sc.records))] - before_wait, (f, counts)
