@@ -5,6 +5,13 @@ objects.
 A user's own connector config (`{"name": ..., "config": {...}}` or a flat map) is used as
 given; `fill_config` only sets the endpoint, bucket and credentials keys of the profile.
 `default_config` builds a small working config for the suite's own tests.
+
+A scenario's config is written for Confluent's S3 sink. `translate` maps it to another sink's
+connector config: Kafka Connect's own properties (topics, converters, errors.*, transforms)
+go as they are, the properties that have a counterpart in that sink are mapped to it, and the
+rest are dropped with the reason (never sent: a worker would reject them or, worse, ignore them
+silently). A config that already names the sink's connector class is the user's own, and is
+used as given.
 """
 from __future__ import annotations
 
@@ -26,6 +33,16 @@ class S3Location:
 
 
 @dataclass(frozen=True)
+class Counterpart:
+    """One property of a sink set from a scenario's (Confluent) properties."""
+
+    key: str
+    value: str
+    sources: tuple[str, ...]  # the scenario's properties it stands for
+    why: str
+
+
+@dataclass(frozen=True)
 class ConnectorProfile:
     name: str
     connector_class: str
@@ -36,6 +53,15 @@ class ConnectorProfile:
     writes_s3: bool = True
     # keys whose values are secrets (redacted in reports)
     secret_keys: tuple[str, ...] = ()
+    # property prefixes of the sink's own (kept when a scenario's config is translated)
+    own_prefixes: tuple[str, ...] = ()
+    # counterparts of a scenario's properties in this sink (None: the scenario's own language)
+    counterparts: Callable[[Mapping[str, str]], list[Counterpart]] | None = field(default=None, repr=False)
+    # how it writes an object: "multipart" (Create, UploadPart, Complete) or "put" (one PutObject)
+    uploads: str = "multipart"
+    # the worker's default converters where the plugin cannot run under sinkcheck's own
+    # (adapters.supervisor.WORKER_CONVERTERS); None: those
+    worker_converters: Mapping[str, str] | None = None
 
     def endpoint_keys(self) -> tuple[str, ...]:
         return tuple(self.fill(S3Location("http://x", "b", "a", "s")).keys())
@@ -79,6 +105,58 @@ def _camel(s3: S3Location) -> dict[str, str]:
     }
 
 
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
+BYTEARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+
+
+def _camel_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
+    p = CAMEL_PREFIX
+    out = [Counterpart(p + key, config[src], (src,), why)
+           for src, key, why in (("s3.bucket.name", "bucketNameOrArn", "the bucket"),
+                                 ("s3.region", "region", "the bucket's region"))
+           if config.get(src)]
+    value = config.get("value.converter", "")
+    if value == JSON_CONVERTER:
+        # the S3 producer writes a String, byte[] or InputStream body; a JsonConverter value is a
+        # Struct or a Map, which it cannot turn into one (the exchange fails and the task with
+        # it). The same bytes read as text are what a Camel deployment stores for JSON data.
+        srcs = ("value.converter",) + tuple(k for k in config if k.startswith("value.converter."))
+        out.append(Counterpart("value.converter", STRING_CONVERTER, srcs,
+                               "Camel's S3 producer writes String or byte[] bodies, not a JsonConverter's "
+                               "Struct/Map, and Camel 4.18.0's package cannot instantiate JsonConverter on a "
+                               "Kafka 4 worker (CAMEL_WORKER_CONVERTERS): the same JSON bytes go through "
+                               "StringConverter and land as written"))
+    if config.get("key.converter", "") == JSON_CONVERTER:
+        srcs = ("key.converter",) + tuple(k for k in config if k.startswith("key.converter."))
+        out.append(Counterpart("key.converter", STRING_CONVERTER, srcs,
+                               "Camel only puts the key in a header; its package cannot instantiate "
+                               "JsonConverter on a Kafka 4 worker (CAMEL_WORKER_CONVERTERS)"))
+    return out
+
+
+# Camel 4.18.0's package bundles connect-json 3.6.1, and Kafka Connect loads connect-json classes
+# from the plugin's own jars; that JsonConverter calls Utils.mkSet, gone since Kafka 4.0. A Kafka
+# 4.1 worker validates every connector config against the worker's default converters (KIP-891's
+# ConverterDefaults, with InstantiableClassValidator) in the plugin's class loader, so on a
+# worker whose defaults are JsonConverter (the distribution's connect-distributed.properties)
+# every Camel config is rejected: "Invalid value org.apache.kafka.connect.json.JsonConverter for
+# configuration key.converter: Could not instantiate class". Camel's workers default to text.
+CAMEL_WORKER_CONVERTERS = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
+
+
+def _aiven_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
+    out = [Counterpart(key, config[src], (src,), why)
+           for src, key, why in (("s3.bucket.name", "aws.s3.bucket.name", "the bucket"),
+                                 ("s3.region", "aws.s3.region", "the bucket's region"),
+                                 ("flush.size", "file.max.records", "records per file"),
+                                 ("s3.compression.type", "file.compression.type", "the object's compression"))
+           if config.get(src)]
+    if config.get("format.class", "").endswith(".JsonFormat"):
+        out.append(Counterpart("format.output.type", "jsonl", ("format.class",), "one JSON value a line"))
+    return out
+
+
 def _no_s3(s3: S3Location) -> dict[str, str]:
     return {}
 
@@ -118,11 +196,13 @@ PROFILES: dict[str, ConnectorProfile] = {
                 "value.converter": "org.apache.kafka.connect.storage.StringConverter",
             },
             secret_keys=("aws.secret.access.key",),
+            own_prefixes=("aws.", "aws_", "file.", "format.", "kafka.retry."),
+            counterparts=_aiven_counterparts,
         ),
         ConnectorProfile(
             name="camel",
             connector_class="org.apache.camel.kafkaconnector.awss3sink.CamelAwss3sinkSinkConnector",
-            jar_set="camel",
+            jar_set=None,
             naming="one object per record; key = header 'file' or 'ce-file', else the Camel "
                    "exchange id (random), unless camel.kamelet.aws-s3-sink.keyName is set",
             fill=_camel,
@@ -131,6 +211,10 @@ PROFILES: dict[str, ConnectorProfile] = {
                 "value.converter": "org.apache.kafka.connect.storage.StringConverter",
             },
             secret_keys=(CAMEL_PREFIX + "secretKey", CAMEL_PREFIX + "accessKey"),
+            own_prefixes=("camel.",),
+            counterparts=_camel_counterparts,
+            uploads="put",
+            worker_converters=CAMEL_WORKER_CONVERTERS,
         ),
         ConnectorProfile(
             name="filesink",
@@ -204,6 +288,66 @@ def profile_for(config: Mapping[str, str], profile: str | None = None) -> Connec
     raise ConnectorConfigError(
         f"connector.class {cls!r} matches no profile ({', '.join(PROFILES)}); "
         f"name one with profile=...")
+
+
+# Kafka Connect's own connector properties (ConnectorConfig, SinkConnectorConfig): every sink has them
+FRAMEWORK_KEYS = frozenset({
+    "name", "tasks.max", "tasks.max.enforce", "topics", "topics.regex", "key.converter", "value.converter",
+    "header.converter", "config.action.reload", "transforms", "predicates",
+})
+FRAMEWORK_PREFIXES = ("key.converter.", "value.converter.", "header.converter.", "transforms.", "predicates.",
+                      "errors.", "consumer.override.")
+
+
+def framework_property(key: str) -> bool:
+    return key in FRAMEWORK_KEYS or key.startswith(FRAMEWORK_PREFIXES)
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A scenario's connector config as one sink gets it."""
+
+    profile: str
+    config: dict[str, str]  # what is sent (before the endpoint, bucket and credentials are filled)
+    mapped: dict[str, str] = field(default_factory=dict)  # sent property → what it stands for
+    dropped: dict[str, str] = field(default_factory=dict)  # scenario property → why it is not sent
+    given: bool = False  # the config named this sink's connector: used as given
+
+    def to_json(self) -> dict[str, object]:
+        return {"profile": self.profile, "given": self.given, "mapped": dict(self.mapped),
+                "dropped": dict(self.dropped)}
+
+
+def translate(config: Mapping[str, str], profile: ConnectorProfile,
+              defaults: Mapping[str, str] = {}) -> Translation:
+    """`config` (a scenario's, written for Confluent's S3 sink) as `profile`'s sink gets it.
+    `defaults`: the worker's converters, made explicit where the config names none (a sink that
+    cannot write what they produce gets its counterpart). A config naming the profile's
+    connector class, or a profile that speaks the scenario's language, is used as given."""
+    cfg = {str(k): str(v) for k, v in config.items()}
+    if profile.counterparts is None or cfg.get("connector.class") in (
+            profile.connector_class, profile.connector_class.rsplit(".", 1)[-1]):
+        return Translation(profile.name, cfg, given=True)
+    for key, value in defaults.items():
+        role = key.split(".converter", 1)[0]
+        if f"{role}.converter" not in cfg:
+            cfg[key] = value
+    out: dict[str, str] = {"connector.class": profile.connector_class}
+    mapped: dict[str, str] = {}
+    consumed: set[str] = set()
+    for c in profile.counterparts(cfg):
+        out[c.key] = c.value
+        mapped[c.key] = f"{', '.join(c.sources)}: {c.why}"
+        consumed.update(c.sources)
+    dropped: dict[str, str] = {}
+    for key, value in cfg.items():
+        if key in consumed or key == "connector.class" or key in out:
+            continue
+        if framework_property(key) or key.startswith(profile.own_prefixes):
+            out[key] = value
+        else:
+            dropped[key] = f"no counterpart in {profile.name}'s connector"
+    return Translation(profile.name, out, mapped, dropped)
 
 
 def fill_config(config: Mapping[str, str], profile: ConnectorProfile,

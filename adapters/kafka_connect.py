@@ -225,7 +225,8 @@ class KafkaConnectTarget(Target):
             self.stack = KafkaStack(self.run_dir, plugin_paths=[pdir],
                                     broker_heap=self.broker_heap, worker_heap=self.worker_heap,
                                     offset_flush_interval_ms=self.offset_flush_interval_ms,
-                                    with_s3=self.s3_endpoint is None, workers=self.workers)
+                                    with_s3=self.s3_endpoint is None, workers=self.workers,
+                                    worker_props=dict(self.profile.worker_converters or {}))
             self.stack.start()
         stack = self.stack
         while len([w for w in stack.workers if w.proc is not None and w.proc.alive]) < self.workers:

@@ -4,7 +4,7 @@
 
 `kafka_stack` (module scope): a started `KafkaStack` (broker + moto + one Connect worker) whose
 `plugin.path` holds every jar set that could be fetched, the directories of SINKCHECK_PLUGIN_PATH,
-else Confluent's connector from the shared layouts (adapters.plugins) where they are;
+else Confluent's and Camel's connectors from the shared layouts (adapters.plugins) where they are;
 `kafka_stack.missing_plugins` maps the others to the reason. `connect_target` (function scope): a factory
 `connect_target(profile=None, **kwargs) -> KafkaConnectTarget` on that stack; every target it
 made is stopped (its connector deleted) when the test ends, passed or failed.
@@ -17,7 +17,9 @@ import os
 
 import pytest
 
-PLUGIN_SETS = ("filesink", "aiven", "camel")
+PLUGIN_SETS = ("filesink", "aiven")
+# connectors the shared layouts provide (adapters.plugins), at their default versions
+SHARED_PLUGINS = ("confluent", "camel")
 
 
 def _extra_plugin_dirs() -> list[str]:
@@ -32,19 +34,23 @@ def kafka_stack(tmp_path_factory):
     from adapters.supervisor import KafkaStack
 
     from adapters import plugins
+    from adapters.connectors import CAMEL_WORKER_CONVERTERS
 
     run_dir = tmp_path_factory.mktemp("kafka-stack")
     extra = _extra_plugin_dirs()
     resolved = []
-    if not extra:  # Confluent's connector from the shared layouts, where they are
+    missing_shared = {}
+    for kind in SHARED_PLUGINS if not extra else ():  # from the shared layouts, where they are
         try:
-            resolved.append(plugins.resolve("confluent", None))
-        except plugins.PluginUnavailable:
-            pass
+            resolved.append(plugins.resolve(kind, None))
+        except plugins.PluginUnavailable as e:
+            missing_shared[kind] = str(e)
     pdir, missing = plugins_dir(run_dir, PLUGIN_SETS, extra=extra, plugins=resolved)
+    # text converters by default: Camel's package cannot run on a worker defaulting to JsonConverter
+    # (adapters.connectors.CAMEL_WORKER_CONVERTERS); every test here names its converters anyway
     stack = KafkaStack(run_dir, plugin_paths=[pdir], broker_heap="512m", worker_heap="768m",
-                       offset_flush_interval_ms=2000)
-    stack.missing_plugins = missing
+                       offset_flush_interval_ms=2000, worker_props=CAMEL_WORKER_CONVERTERS)
+    stack.missing_plugins = {**missing, **missing_shared}
     try:
         stack.start()
         yield stack

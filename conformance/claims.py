@@ -51,12 +51,49 @@ def _kind(target: str) -> str:
 
 
 def claims_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = (),
-               version: str | None = None) -> list[Claim]:
+               version: str | None = None, null_values: bool = False) -> list[Claim]:
     """Every claim the target makes for this config, the primary one (`claim_for`) first; each
-    is checked on the same observation."""
+    is checked on the same observation. `null_values`: some record reaches the sink with a null
+    value (a tombstone)."""
     if _kind(target) == "spark-streaming":
         return spark_claims(faults)
-    return [claim_for(target, config, faults, version)]
+    return [claim_for(target, config, faults, version, null_values)]
+
+
+def errant_records_tolerated(config: dict[str, str]) -> bool:
+    """Does the task get an errant-record reporter that skips what put() reports (KIP-610)? The
+    worker gives one only where errors.log.enable=true or a dead-letter topic is set, and it
+    tolerates only with errors.tolerance=all."""
+    reporter = (config.get("errors.log.enable", "false").strip().lower() == "true"
+                or bool(config.get("errors.deadletterqueue.topic.name", "").strip()))
+    return reporter and config.get("errors.tolerance", "none").strip().lower() == "all"
+
+
+def camel_claim(config: dict[str, str], null_values: bool = False) -> Claim:
+    """Camel's aws-s3-sink: put() sends each record through the kamelet to S3 (one PutObject,
+    keyed by the `file`/`ce-file` header, `keyName`, else the exchange id) and returns only once
+    it is written, so the offsets the worker commits after put() are durable: at-least-once.
+    A failed exchange goes to the errant-record reporter where there is one, else fails the task."""
+    props = set(AT_LEAST_ONCE)
+    reasons = ["put() writes each record synchronously before the worker commits its offset: at-least-once",
+               "keys are the Camel exchange id unless a header or keyName names them: no naming to hold it to"]
+    if config.get(CAMEL_KEY_NAME, "").strip():
+        props -= {"no-loss"}
+        reasons.append(f"{CAMEL_KEY_NAME} gives every record the same key: each object replaces the last "
+                       "(no-loss measured, not claimed)")
+    if null_values:
+        if errant_records_tolerated(config):
+            reasons.append("a null value fails its exchange (no body to write); errors.tolerance=all with an "
+                           "errant-record reporter skips it and the task goes on")
+        else:
+            props -= {"liveness", "commit-progress"}
+            reasons.append("a null value fails its exchange (no body to write) and, without errors.tolerance=all "
+                           "and an errant-record reporter (errors.log.enable=true or a dead-letter topic), the "
+                           "task with it: liveness and commit-progress measured, not claimed")
+    return Claim("at-least-once", frozenset(props), "camel", tuple(reasons))
+
+
+CAMEL_KEY_NAME = "camel.kamelet.aws-s3-sink.keyName"
 
 
 def spark_claims(faults: Iterable[FaultStep] = ()) -> list[Claim]:
@@ -87,11 +124,13 @@ def conditional_writes(config: dict[str, str], version: str | None) -> bool:
 
 
 def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = (),
-              version: str | None = None) -> Claim:
+              version: str | None = None, null_values: bool = False) -> Claim:
     kind = _kind(target)
     faults = list(faults)
     if kind == "spark-streaming":
         return spark_claims(faults)[0]
+    if kind == "camel":
+        return camel_claim(config, null_values)
     if kind == "aiven":
         # its documented keys: file.name.prefix + file.name.template (topic-partition-start offset)
         return Claim("at-least-once", AT_LEAST_ONCE | {"naming"}, kind,
@@ -99,8 +138,7 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
                       "objects are named by file.name.template (default <topic>-<partition>-<start offset>)"))
     if kind not in CONFLUENT_SEMANTICS:
         return Claim("at-least-once", AT_LEAST_ONCE, kind,
-                     (f"{kind} makes no exactly-once claim; upload-then-commit gives at-least-once",)
-                     + (("keys are random (one object per record): no naming to hold it to",) if kind == "camel" else ()))
+                     (f"{kind} makes no exactly-once claim; upload-then-commit gives at-least-once",))
     props = set(AT_LEAST_ONCE | CONFLUENT_NAMING)
     reasons: list[str] = []
     exactly = True

@@ -225,3 +225,35 @@ PROCESS_FAULTS: dict[str, Callable[[], Scenario]] = {
 # then the process faults
 SUITE: dict[str, Callable[[], Scenario]] = {**NAMED, **{k: v for k, v in KILL_SCENARIOS.items() if k not in NAMED},
                                             **PROCESS_FAULTS}
+
+
+def _with_null_value(n: int, at: int) -> list[dict]:
+    recs = _small(n)
+    recs[at] = {**recs[at], "value": None}  # a tombstone: the key with a null value
+    return recs
+
+
+def null_value_stops_the_task() -> Scenario:
+    """A tombstone mid-stream on a sink that cannot write a null value and has no errant-record
+    reporter: Camel's exchange fails (no body) and its task with it; the records after it are
+    never written, and nothing after it is committed."""
+    return Scenario("null-value-stops-the-task", dict(BASE), {"events": 1}, _with_null_value(10, 5),
+                    notes="Camel: InvalidPayloadException, then 'Exchange delivery has failed!' (no reporter)")
+
+
+def null_value_tolerated() -> Scenario:
+    """The same tombstone with errors.tolerance=all and errors.log.enable=true: the worker gives
+    the task an errant-record reporter (KIP-610), Camel reports the failed exchange to it, the
+    record is skipped and the stream goes on."""
+    cfg = {**BASE, "errors.tolerance": "all", "errors.log.enable": "true"}
+    return Scenario("null-value-tolerated", cfg, {"events": 1}, _with_null_value(10, 5),
+                    notes="Camel: the failed exchange is reported and skipped")
+
+
+# scenarios about one connector's own behaviour, played on that connector's targets only (by
+# the claim family of conformance.targets.target_kind)
+CONNECTOR_OWN: dict[str, dict[str, Callable[[], Scenario]]] = {
+    "camel": {"null-value-stops-the-task": null_value_stops_the_task, "null-value-tolerated": null_value_tolerated},
+}
+# every named scenario by name (`--scenario NAME` picks from these)
+ALL_NAMED: dict[str, Callable[[], Scenario]] = {**SUITE, **{k: v for own in CONNECTOR_OWN.values() for k, v in own.items()}}

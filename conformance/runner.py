@@ -15,8 +15,8 @@ from conformance.checkers import RunData, run_checks
 from conformance.claims import CONFLUENT_SEMANTICS, Claim, claims_for
 from conformance import wire
 from conformance.connector_config import sink_config
-from conformance.scenario import Scenario, ScenarioError
-from conformance.targets import make_target, target_kind, worker_converters
+from conformance.scenario import FaultStep, Scenario, ScenarioError
+from conformance.targets import make_target, target_kind, translation_for, uploads_of, worker_converters
 from conformance.verdicts import Verdict, overall
 from reference_impl.config import SinkConfig
 from reference_impl.expectation import Expectation
@@ -38,6 +38,11 @@ class RunResult:
     other_claims: list[tuple[Claim, list[Verdict]]] = field(default_factory=list)
     # what the target said of itself (connector, Kafka and S3 server versions), for the report
     target_info: TargetInfo | None = None
+    # how the scenario was put to this target's connector (adapters.connectors.Translation):
+    # None where the target takes the scenario's config as it is
+    translation: Any = None
+    # the scenario's fault steps changed or left out for this target, each with the reason
+    fault_changes: list[str] = field(default_factory=list)
     status: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -74,6 +79,60 @@ def config_phases(scenario: Scenario, kind: str, cfg: SinkConfig,
     return phases
 
 
+_MULTIPART = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
+
+
+def faults_for_target(scenario: Scenario, target_spec: str) -> tuple[list[FaultStep], list[str]]:
+    """The scenario's fault steps as this target can meet them, and what changed: an S3 rule on
+    a multipart request stands for the request that makes the object, so a sink that writes each
+    object with one PutObject gets the rule on PutObject; a config update sends what the
+    target's connector has a counterpart for, and is left out where that is nothing."""
+    uploads = uploads_of(target_spec)
+    out: list[FaultStep] = []
+    notes: list[str] = []
+    merged = dict(scenario.connector)
+    before = translation_for(target_spec, merged)
+    dropped_names: set[str] = set()
+    renumbered: dict[int, int | None] = {}  # index among the s3 steps: the scenario's → this target's
+    for f in scenario.faults:
+        ref = f.params.get("rule")
+        if f.kind in ("wait-fired", "release") and ref is not None:
+            n = int(ref) if isinstance(ref, int) or str(ref).isdigit() else None
+            if (n is None and str(ref) in dropped_names) or (n is not None and renumbered.get(n, n) is None):
+                continue  # waits for, or lets go of, a rule left out below
+            if n is not None and renumbered.get(n, n) != n:
+                f = replace(f, params={**f.params, "rule": renumbered[n]})
+        if f.kind == "s3":
+            renumbered[len(renumbered)] = len(renumbered) - sum(1 for v in renumbered.values() if v is None)
+        if f.kind == "s3" and uploads == "put" and f.params.get("operation") in _MULTIPART \
+                and f.params.get("action") == "error-200":
+            # S3 answers 200 with an error in the body only to CompleteMultipartUpload (and
+            # CopyObject): a PutObject never gets one, so no deployment sees this
+            notes.append(f"after {f.after}: the error-200 rule on {f.params['operation']} left out: S3 never "
+                         "answers a PutObject that way")
+            renumbered[len(renumbered) - 1] = None
+            dropped_names.add(str(f.params.get("name", "")))
+        elif f.kind == "s3" and uploads == "put" and f.params.get("operation") in _MULTIPART:
+            params = {k: v for k, v in f.params.items() if k != "part_number"}
+            params["operation"] = "PutObject"
+            out.append(replace(f, params=params))
+            notes.append(f"after {f.after}: the rule on {f.params['operation']} is on PutObject "
+                         f"(this connector writes each object with one PutObject)")
+        elif f.kind == "update-config" and before is not None and not before.given:
+            merged.update({str(k): str(v) for k, v in dict(f.params.get("config", {})).items()})
+            after = translation_for(target_spec, merged)
+            changed = {k: v for k, v in after.config.items() if before.config.get(k) != v}
+            if changed:
+                out.append(replace(f, params={**f.params, "config": changed}))
+            else:
+                notes.append(f"after {f.after}: update-config {dict(f.params.get('config', {}))} left out: "
+                             f"nothing in it has a counterpart in this connector")
+            before = after
+        else:
+            out.append(f)
+    return out, notes
+
+
 def _rule_id(ref: Any, rule_ids: list[str], rule_names: list[str]) -> str | None:
     """The fault front's id of an armed S3 rule, referred to by its `name` or its index among
     the scenario's s3 steps; None when no such rule was armed (yet)."""
@@ -103,7 +162,10 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         raise ScenarioError(f"{scenario.name}: not a scenario a real deployment could produce: {e}") from None
     to_produce = wire.records_to_produce(scenario.connector, scenario.records, worker)
     kind = target_kind(target_spec)
-    s3_faults = [f for f in scenario.faults if f.kind in ("s3", "release")]
+    translation = translation_for(target_spec, scenario.connector)
+    fault_steps, fault_changes = faults_for_target(scenario, target_spec)
+    sent = translation.config if translation is not None else dict(scenario.connector)
+    s3_faults = [f for f in fault_steps if f.kind in ("s3", "release")]
     front = moto = None
     s3_endpoint = None
     if s3_server is not None and target is None:
@@ -119,7 +181,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         front = S3FaultFront((moto or s3_server).endpoint, run_dir / "s3front").start()
         s3_endpoint = front.endpoint
     # a zombie needs a second worker to take its task over
-    workers = 2 if any(f.kind == "pause" for f in scenario.faults) else 1
+    workers = 2 if any(f.kind == "pause" for f in fault_steps) else 1
     tgt = target or make_target(target_spec, run_dir, s3_endpoint, plugin_path, workers, stack)
     # a third-party target may declare that its objects follow Confluent's semantics
     kind = getattr(tgt, "semantics", None) or kind
@@ -127,7 +189,10 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     if kind == "confluent" and runs and scenario.connector_version != runs:
         # the model holds the connector to the version that runs
         scenario = replace(scenario, connector_version=runs)
-    claims = claims_for(kind, scenario.connector, scenario.faults, scenario.connector_version)
+    read_value = wire.converters(sent, worker)[1]
+    null_values = any(read_value.to_connect(p.value).value is None for p in to_produce)
+    claims = claims_for(kind, scenario.connector if translation is None else sent, fault_steps,
+                        scenario.connector_version, null_values)
     claim = claims[0]
     cfg = model_config(scenario, kind)
     produced_offsets: list[int] = []
@@ -136,8 +201,8 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     try:
         # a name of its own: on a shared stack a consumer group of an earlier run keeps its offsets
         tgt.start({"name": f"sinkcheck-{re.sub(r'[^A-Za-z0-9-]+', '-', scenario.name)[:40]}-{uuid.uuid4().hex[:6]}",
-                   "config": dict(scenario.connector)}, scenario.topics)
-        faults = sorted(enumerate(scenario.faults), key=lambda t: t[1].after)
+                   "config": sent}, scenario.topics)
+        faults = sorted(enumerate(fault_steps), key=lambda t: t[1].after)
         pos = 0
         for idx, step in faults + [(None, None)]:  # type: ignore[list-item]
             upto = len(scenario.records) if step is None else min(step.after, len(scenario.records))
@@ -183,11 +248,12 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             moto.stop()
     if front is not None:
         observation.faults.extend(s3_events)
-    for idx, step in enumerate(scenario.faults):
+    for idx, step in enumerate(fault_steps):
         if step.kind == "s3" and front is None:
             observation.faults.append(FaultEvent("s3", dict(step.params), False,
                                                  detail="this target was run without the S3 fault front"))
-    records = wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker)
+    # what put() received: read with the converters the connector was given
+    records = wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker, read_config=sent)
     expectation, phases = None, []
     if cfg is not None:
         phases = config_phases(scenario, kind, cfg, observation)
@@ -200,7 +266,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         verdicts = _tagged(claim, verdicts)
         others = [(c, _tagged(c, vs)) for c, vs in others]
     return RunResult(scenario, target_spec, claim, observation, expectation, verdicts,
-                     time.monotonic() - started, run_dir, others, info)
+                     time.monotonic() - started, run_dir, others, info, translation, fault_changes)
 
 
 def _target_info(tgt: Target) -> TargetInfo | None:

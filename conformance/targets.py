@@ -38,7 +38,15 @@ def worker_converters(spec: str) -> Mapping[str, str]:
     or, for Spark Structured Streaming, which takes the Kafka values as they are, JSON text."""
     from conformance import wire
 
-    return wire.JSON_TEXT if target_kind(spec) == "spark-streaming" else wire.WORKER_CONVERTERS
+    if target_kind(spec) == "spark-streaming":
+        return wire.JSON_TEXT
+    if spec.startswith("kafka-connect:"):
+        from adapters.connectors import PROFILES
+
+        profile = PROFILES.get(connect_profile(spec)[0])
+        if profile is not None and profile.worker_converters is not None:
+            return profile.worker_converters
+    return wire.WORKER_CONVERTERS
 
 
 def target_kind(spec: str) -> str:
@@ -79,6 +87,28 @@ def check_spec(spec: str, plugin_path: list[str] | None = None) -> None:
                               f"drop @{version}")
 
 
+def translation_for(spec: str, config: Mapping[str, str]) -> Any:
+    """How a Kafka Connect target's connector gets a scenario's config (an
+    adapters.connectors.Translation: what is sent, mapped and dropped); None for other targets,
+    which take the scenario's config as it is."""
+    if not spec.startswith("kafka-connect:"):
+        return None
+    from adapters.connectors import PROFILES, translate
+
+    profile = PROFILES.get(connect_profile(spec)[0])
+    return None if profile is None else translate(config, profile, worker_converters(spec))
+
+
+def uploads_of(spec: str) -> str:
+    """How the target writes an object: "multipart" or "put" (adapters.connectors profiles)."""
+    if not spec.startswith("kafka-connect:"):
+        return "multipart"
+    from adapters.connectors import PROFILES
+
+    profile = PROFILES.get(connect_profile(spec)[0])
+    return profile.uploads if profile is not None else "multipart"
+
+
 def object_format_of(spec: str) -> str | None:
     """The declared object format of a built-in target spec (None: Confluent's, or unknown)."""
     return OBJECT_FORMATS.get(target_kind(spec))
@@ -109,7 +139,7 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
             from adapters.plugins import PluginUnavailable
 
             raise PluginUnavailable(f"the {profile} connector plugin is not available: {'; '.join(missing.values())}")
-    return KafkaStack(run_dir, plugin_paths=[pdir]).start()
+    return KafkaStack(run_dir, plugin_paths=[pdir], worker_props=dict(worker_converters(spec))).start()
 
 
 def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin_path: list[str] | None = None,

@@ -159,13 +159,16 @@ def records_to_produce(config: Mapping[str, str], records: Sequence[Mapping[str,
     return [record_to_produce(r, key_conv, value_conv) for r in records]
 
 
-def sink_record(r: Mapping[str, Any], offset: int, key_conv: Converter, value_conv: Converter) -> SinkRecord:
+def sink_record(r: Mapping[str, Any], offset: int, key_conv: Converter, value_conv: Converter,
+                read_with: tuple[Converter, Converter] | None = None) -> SinkRecord:
     """What the sink's put() receives for scenario record `r` at `offset`: its bytes through the
-    converters (ConverterError where a converter refuses them). Headers are their text
-    (SimpleHeaderConverter parses and the sink stringifies them again; for the header values
-    scenarios carry, text that round-trips)."""
+    converters (ConverterError where a converter refuses them), or through `read_with` where the
+    connector was given other converters than those the scenario writes its records for.
+    Headers are their text (SimpleHeaderConverter parses and the sink stringifies them again; for
+    the header values scenarios carry, text that round-trips)."""
     p = record_to_produce(r, key_conv, value_conv)
-    key, value = key_conv.to_connect(p.key), value_conv.to_connect(p.value)
+    read_key, read_value = read_with or (key_conv, value_conv)
+    key, value = read_key.to_connect(p.key), read_value.to_connect(p.value)
     headers = r.get("headers")
     return SinkRecord(
         topic=p.topic, partition=p.partition, offset=offset, timestamp=p.timestamp,
@@ -174,10 +177,13 @@ def sink_record(r: Mapping[str, Any], offset: int, key_conv: Converter, value_co
 
 
 def sink_records(config: Mapping[str, str], records: Sequence[Mapping[str, Any]], offsets: Sequence[int],
-                 worker: Mapping[str, str] = WORKER_CONVERTERS) -> list[SinkRecord]:
-    """Each scenario record at its offset, as the sink receives it (the model's input)."""
+                 worker: Mapping[str, str] = WORKER_CONVERTERS,
+                 read_config: Mapping[str, str] | None = None) -> list[SinkRecord]:
+    """Each scenario record at its offset, as the sink receives it (the model's input): produced
+    as `config`'s converters write it, read by `read_config`'s (default: the same)."""
     key_conv, value_conv = converters(config, worker)
-    return [sink_record(r, off, key_conv, value_conv) for r, off in zip(records, offsets)]
+    read_with = None if read_config is None else converters(read_config, worker)
+    return [sink_record(r, off, key_conv, value_conv, read_with) for r, off in zip(records, offsets)]
 
 
 def check_realizable(config: Mapping[str, str], records: Sequence[Mapping[str, Any]],

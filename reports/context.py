@@ -179,6 +179,12 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
              "status": overall(vs),
              "verdicts": [{**v.to_json(), "cell": v.status if v.claimed else NOT_CLAIMED} for v in vs]}
             for c, vs in others]
+    translation = getattr(result, "translation", None)
+    if translation is not None and not translation.given:
+        # the scenario's config as this target's connector got it: sent, mapped, dropped (never sent)
+        e["translation"] = {**translation.to_json(), "sent": dict(translation.config)}
+    if getattr(result, "fault_changes", None):
+        e["fault_changes"] = list(result.fault_changes)
     if getattr(result, "audit", None):
         e["audit"] = result.audit  # the audit's counts for this topic-partition
     e = ctx.redactor.data(e)

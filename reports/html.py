@@ -222,6 +222,29 @@ def _baseline(diff: dict[str, Any] | None) -> str:
     return "".join(out)
 
 
+def _translation(e: dict[str, Any]) -> str:
+    """How the scenario was put to this target's connector: what was sent, what each mapped
+    property stands for, what was dropped and why, and fault steps changed for it."""
+    t = e.get("translation")
+    changes = e.get("fault_changes") or []
+    if not t and not changes:
+        return ""
+    lines = []
+    if t:
+        lines.append(f"sent to {t['profile']}'s connector:")
+        lines += [f"  {k}={v}" + (f"    ← {t['mapped'][k]}" if k in t["mapped"] else "") for k, v in sorted(t["sent"].items())]
+        if t["dropped"]:
+            lines.append(f"dropped ({len(t['dropped'])}, never sent):")
+            lines += [f"  {k}: {why}" for k, why in sorted(t["dropped"].items())]
+    if changes:
+        lines.append("fault steps for this target:")
+        lines += [f"  {c}" for c in changes]
+    n = len(t["dropped"]) if t else 0
+    return (f'<details class="translation"><summary>translated for {escape(e["target"])}: {n} properties dropped'
+            f'{f", {len(changes)} fault steps changed" if changes else ""}</summary>'
+            f'<pre class="steps">{escape(chr(10).join(lines))}</pre></details>')
+
+
 def _runs(entries: list[dict[str, Any]]) -> str:
     out = ['<div class="filters">show: ' + "".join(
         f'<button type="button" onclick="filterRuns(\'{s}\')">{s}</button>' for s in ("all", "fail", "unknown", "pass")) + "</div>"]
@@ -231,7 +254,7 @@ def _runs(entries: list[dict[str, Any]]) -> str:
                    f'<summary>{_badge(e["status"])} <b>{escape(e["scenario"])}</b> on {escape(e["target"])} · {e["records"]} records · '
                    f'{e["wall_s"]:.2f}s · {escape(e["origin"])}</summary><p>{vs}</p>'
                    f'{timeline_svg(e["timeline"], f"timeline-{i}")}'
-                   f'<p class="muted">config: {escape(e["config_summary"])}</p>'
+                   f'<p class="muted">config: {escape(e["config_summary"])}</p>{_translation(e)}'
                    f'<details><summary>verdict messages</summary><pre>' +
                    escape("\n".join(f"{v['status']:<8} {'claimed' if v['claimed'] else 'measured'} {v['property']}: {v['message']}" for v in e["verdicts"])) +
                    f'</pre></details>{_replay(e["replay"], f"run-replay-{i}")}</details>')

@@ -442,14 +442,23 @@ def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | N
 
 
 def named_scenarios(names: Sequence[str] | None) -> list[Any]:
-    from conformance.named import SUITE
+    """The named scenarios picked by --scenario, else the suite every target plays."""
+    from conformance.named import ALL_NAMED, SUITE
 
     if names:
-        unknown = [n for n in names if n not in SUITE]
+        unknown = [n for n in names if n not in ALL_NAMED]
         if unknown:
-            raise UsageError(f"--scenario {', '.join(unknown)}: no such named scenario; choose from {', '.join(SUITE)}")
-        return [SUITE[n]() for n in names]
+            raise UsageError(f"--scenario {', '.join(unknown)}: no such named scenario; choose from {', '.join(ALL_NAMED)}")
+        return [ALL_NAMED[n]() for n in names]
     return [f() for f in SUITE.values()]
+
+
+def own_named_scenarios(spec: str) -> list[Any]:
+    """The named scenarios about the target's own connector (conformance.named.CONNECTOR_OWN)."""
+    from conformance.named import CONNECTOR_OWN
+    from conformance.targets import target_kind
+
+    return [f() for f in CONNECTOR_OWN.get(target_kind(spec), {}).values()]
 
 
 def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records: int, with_faults: bool = True) -> list[Any]:
@@ -715,7 +724,9 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
         if r is not None and r.status == "pass":
             f.unlink(missing_ok=True)
             sess.term.err(f"saved failure {f.name} passes now: removed")
-    # 2. named scenarios
+    # 2. named scenarios, then those about this target's own connector
+    if named and not args.scenario:
+        named = named + own_named_scenarios(spec)
     for sc in named:
         if sess.over_budget():
             sess.skipped_budget += 1
@@ -759,7 +770,7 @@ def cmd_run(args: Any) -> int:
     failures_dir = Path(args.failures_dir)
     named = [] if args.no_named else named_scenarios(args.scenario)
     sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
-    sess.total_hint = sum(len(saved_failures(failures_dir, spec)) + len(named) + n_examples for spec in targets)
+    sess.total_hint = sum(len(saved_failures(failures_dir, spec)) + len(named) + (len(own_named_scenarios(spec)) if named and not args.scenario else 0) + n_examples for spec in targets)
     term.err(f"sinkcheck run: {', '.join(targets)} · profile {profile} · seed {seed} · "
              f"{len(named)} named + {n_examples} generated scenarios per target"
              + (f" · budget {fmt_secs(budget)}" if budget is not None else ""))

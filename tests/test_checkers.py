@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, S3Object, StatusSample
+from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object, StatusSample
 from conformance.checkers import CHECKS, RunData, run_checks
 from conformance.claims import claim_for
 from conformance.scenario import FaultStep, Scenario
@@ -193,7 +193,8 @@ def _other_sink_run(target: str, config: dict, objects: dict[str, bytes], n: int
                   [{"topic": "t", "partition": 0, "timestamp": 0, "key": None, "value": {"seq": i}, "headers": []}
                    for i in range(n)])
     records = [SinkRecord.from_json({**r, "offset": i}) for i, r in enumerate(sc.records)]
-    obs = Observation(bucket_samples=[BucketSample(10_000, tuple(S3Object(k, len(b), k, b) for k, b in objects.items()))],
+    obs = Observation(produced=[ProducedRecord("t", 0, i, 0, None, b"") for i in range(n)],
+                      bucket_samples=[BucketSample(10_000, tuple(S3Object(k, len(b), k, b) for k, b in objects.items()))],
                       offset_samples=[OffsetSample(1000, {"t-0": committed}, 1)],
                       statuses=[StatusSample(9999, "RUNNING", ("RUNNING",))], quiet=True)
     data = RunData(sc, f"kafka-connect:{target}", obs, claim_for(target, config), None, None, records)
@@ -229,3 +230,11 @@ def test_camel_objects_hold_one_record_each_and_duplicates_are_measured():
     assert v["no-loss"].status == PASS and v["no-loss"].claimed
     assert v["no-duplicates"].status == FAIL and not v["no-duplicates"].claimed  # at-least-once
     assert v["naming"].status == UNKNOWN  # random keys: nothing to check
+    assert v["commit-progress"].status == PASS
+
+
+def test_a_sink_without_a_model_still_commits_to_the_log_end():
+    objs = {f"k-{i}": json.dumps({"seq": i}).encode() for i in range(2)}
+    v = _other_sink_run("camel", {}, objs, committed=2)
+    assert v["commit-progress"].status == FAIL
+    assert v["commit-progress"].witnesses[0].expected == 4 and v["commit-progress"].witnesses[0].observed == 2

@@ -1,0 +1,114 @@
+"""Scenarios translated for a target's connector (adapters.connectors.translate and the runner's
+fault steps), and Camel's claim: no JVM, no broker."""
+from __future__ import annotations
+
+from adapters.connectors import PROFILES, STRING_CONVERTER, translate
+from conformance.claims import camel_claim, claim_for, errant_records_tolerated
+from conformance.named import SUITE
+from conformance.runner import faults_for_target
+from conformance.scenario import FaultStep
+from conformance.targets import translation_for
+
+CAMEL = "org.apache.camel.kafkaconnector.awss3sink.CamelAwss3sinkSinkConnector"
+
+
+def test_camel_gets_framework_properties_and_counterparts_and_nothing_else():
+    sc = SUITE["rotate-interval-table"]()
+    t = translate({**sc.connector, "errors.tolerance": "all", "transforms": "x", "transforms.x.type": "T",
+                   "camel.kamelet.aws-s3-sink.keyName": "k"}, PROFILES["camel"])
+    assert not t.given
+    assert t.config["connector.class"] == CAMEL
+    assert t.config["camel.kamelet.aws-s3-sink.bucketNameOrArn"] == "sinkcheck"
+    assert t.config["errors.tolerance"] == "all" and t.config["transforms.x.type"] == "T"
+    assert t.config["camel.kamelet.aws-s3-sink.keyName"] == "k"
+    # Confluent's own properties are never sent, and each is listed with why
+    for k in ("flush.size", "rotate.interval.ms", "partitioner.class", "format.class", "storage.class", "s3.bucket.name"):
+        assert k not in t.config
+    assert set(t.dropped) == {"storage.class", "format.class", "flush.size", "rotate.interval.ms",
+                              "timestamp.extractor", "partitioner.class", "partition.duration.ms", "path.format",
+                              "locale", "timezone"}
+    assert "s3.bucket.name" in t.mapped["camel.kamelet.aws-s3-sink.bucketNameOrArn"]
+
+
+def test_camel_reads_json_values_as_text_and_keeps_writable_converters():
+    json_cfg = {"connector.class": "io.confluent.connect.s3.S3SinkConnector",
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "true"}
+    t = translate(json_cfg, PROFILES["camel"])
+    assert t.config["value.converter"] == STRING_CONVERTER
+    assert "value.converter.schemas.enable" not in t.config and "value.converter.schemas.enable" not in t.dropped
+    raw = {"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+    assert translate(raw, PROFILES["camel"]).config["value.converter"] == raw["value.converter"]
+    # no converter named: the worker's (JsonConverter with schemas) is made explicit, then mapped
+    t = translate({}, PROFILES["camel"], {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                                          "value.converter.schemas.enable": "true"})
+    assert t.config["value.converter"] == STRING_CONVERTER
+
+
+def test_a_config_naming_the_connector_is_used_as_given():
+    own = {"connector.class": CAMEL, "camel.kamelet.aws-s3-sink.keyName": "k", "flush.size": "3"}
+    t = translate(own, PROFILES["camel"])
+    assert t.given and t.config == own and not t.dropped
+    # Confluent's profile speaks the scenarios' language: nothing is translated
+    assert translate({"flush.size": "3"}, PROFILES["confluent"]).given
+    assert translation_for("pysink", {"flush.size": "3"}) is None
+
+
+def test_aiven_maps_file_size_compression_and_format():
+    t = translate({"flush.size": "7", "s3.compression.type": "gzip", "format.class":
+                   "io.confluent.connect.s3.format.json.JsonFormat", "rotate.interval.ms": "10"}, PROFILES["aiven"])
+    assert (t.config["file.max.records"], t.config["file.compression.type"], t.config["format.output.type"]) == \
+        ("7", "gzip", "jsonl")
+    assert set(t.dropped) == {"rotate.interval.ms"}
+
+
+def test_s3_rules_on_multipart_requests_move_to_putobject_for_a_put_sink():
+    sc = SUITE["multipart-crash-in-part-four"]()
+    assert any(f.params.get("operation") == "UploadPart" for f in sc.faults)
+    steps, notes = faults_for_target(sc, "kafka-connect:camel@4.18.0")
+    s3 = [f for f in steps if f.kind == "s3"]
+    assert s3 and all(f.params["operation"] == "PutObject" and "part_number" not in f.params for f in s3)
+    assert notes and all("PutObject" in n for n in notes)
+    same, none = faults_for_target(sc, "kafka-connect:confluent@12.1.9")
+    assert same == list(sc.faults) and none == []
+
+
+def test_a_config_update_sends_only_what_the_connector_has():
+    sc = SUITE["rotate-interval-table"]()
+    from dataclasses import replace
+
+    sc = replace(sc, faults=[FaultStep(2, "update-config", {"config": {"flush.size": "2"}}),
+                             FaultStep(3, "update-config", {"config": {"errors.tolerance": "all"}})])
+    steps, notes = faults_for_target(sc, "kafka-connect:camel@4.18.0")
+    assert [f.params["config"] for f in steps] == [{"errors.tolerance": "all"}]
+    assert len(notes) == 1 and "flush.size" in notes[0]
+
+
+def test_camel_claims_at_least_once_and_what_a_tombstone_does():
+    base = {"connector.class": CAMEL}
+    c = claim_for("kafka-connect:camel@4.18.0", base)
+    assert c.name == "at-least-once" and {"no-loss", "commit-safety", "liveness"} <= c.properties
+    assert "no-duplicates" not in c.properties and c.naming == "camel"
+    dies = camel_claim(base, null_values=True)
+    assert not dies.claims("liveness") and not dies.claims("commit-progress") and dies.claims("no-loss")
+    # errors.tolerance=all alone gives the task no errant-record reporter: it still dies
+    assert not errant_records_tolerated({"errors.tolerance": "all"})
+    assert not camel_claim({"errors.tolerance": "all"}, null_values=True).claims("liveness")
+    for extra in ({"errors.log.enable": "true"}, {"errors.deadletterqueue.topic.name": "dlq"}):
+        assert camel_claim({"errors.tolerance": "all", **extra}, null_values=True).claims("liveness")
+    assert not errant_records_tolerated({"errors.log.enable": "true"})  # reported, but not tolerated
+    assert not camel_claim({"camel.kamelet.aws-s3-sink.keyName": "one"}).claims("no-loss")
+
+
+def test_an_error_200_rule_has_no_putobject_counterpart_and_its_waits_go_with_it():
+    sc = SUITE["rotate-interval-table"]()
+    from dataclasses import replace
+
+    sc = replace(sc, faults=[
+        FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "error-200", "nth": 1, "name": "a"}),
+        FaultStep(0, "s3", {"operation": "UploadPart", "action": "fail", "status": 503, "nth": 1}),
+        FaultStep(2, "wait-fired", {"rule": "a"}), FaultStep(2, "wait-fired", {"rule": 1}),
+        FaultStep(3, "release", {"rule": 0}), FaultStep(3, "release")])
+    steps, notes = faults_for_target(sc, "kafka-connect:camel@4.18.0")
+    assert [(f.kind, f.params.get("operation"), f.params.get("rule")) for f in steps] == [
+        ("s3", "PutObject", None), ("wait-fired", None, 0), ("release", None, None)]
+    assert any("error-200" in n for n in notes)
