@@ -231,6 +231,8 @@ def record_seq(value: Any) -> int | None:
         m = _SEQ_TEXT.match(value)
         if m:
             return int(m.group(1))
+        if not value:
+            return None
         try:  # JSON text (a value re-expressed as a string), else base64 bytes holding it
             value = json.loads(value)
         except ValueError:
@@ -238,6 +240,8 @@ def record_seq(value: Any) -> int | None:
                 return record_seq(base64.b64decode(value, validate=True))
             except (ValueError, binascii.Error):
                 return None
+    if isinstance(value, str):  # a JSON string: its text holds the seq (`"seq=3"`)
+        return record_seq(value)
     if isinstance(value, dict):
         if "payload" in value and "schema" in value:
             return record_seq(value["payload"])

@@ -212,3 +212,12 @@ def test_every_generated_scenario_is_one_its_converters_accept(sc):
     wire.check_realizable(sc.connector, sc.records)
     assert converter_kind(sc.connector) and converter_kind(sc.connector, "key")
     assert value_kinds(sc.connector)  # the config can write what its converter gives
+
+
+def test_a_seq_is_found_in_every_form_an_object_can_hold_it():
+    """A sink that writes a record's bytes as they are (Camel) holds a JsonConverter string value
+    with its quotes: `"seq=3"` is the record with seq 3, as `seq=3` and `{"seq": 3}` are."""
+    for held in (b'"seq=3"', b"seq=3", b'{"seq":3}', '"seq=3"', {"seq": 3},
+                 b'{"schema":{"type":"string"},"payload":"seq=3"}'):
+        assert record_seq(held) == 3, held
+    assert record_seq(b'"no seq here"') is None and record_seq(b'""') is None
