@@ -124,14 +124,14 @@ def _camel_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
         srcs = ("value.converter",) + tuple(k for k in config if k.startswith("value.converter."))
         out.append(Counterpart("value.converter", STRING_CONVERTER, srcs,
                                "Camel's S3 producer writes String or byte[] bodies, not a JsonConverter's "
-                               "Struct/Map, and Camel 4.18.0's package cannot instantiate JsonConverter on a "
-                               "Kafka 4 worker (CAMEL_WORKER_CONVERTERS): the same JSON bytes go through "
+                               "Struct/Map, and Camel 4.18.0's package (it bundles connect-json 3.6.1) cannot "
+                               "instantiate JsonConverter on a Kafka 4 worker: the same JSON bytes go through "
                                "StringConverter and land as written"))
     if config.get("key.converter", "") == JSON_CONVERTER:
         srcs = ("key.converter",) + tuple(k for k in config if k.startswith("key.converter."))
         out.append(Counterpart("key.converter", STRING_CONVERTER, srcs,
-                               "Camel only puts the key in a header; its package cannot instantiate "
-                               "JsonConverter on a Kafka 4 worker (CAMEL_WORKER_CONVERTERS)"))
+                               "Camel only puts the key in a header, and its package (connect-json 3.6.1) "
+                               "cannot instantiate JsonConverter on a Kafka 4 worker"))
     return out
 
 
