@@ -106,7 +106,6 @@ def _camel(s3: S3Location) -> dict[str, str]:
 
 
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
-BYTEARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
 

@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from adapters import jars
+from adapters.connectors import JSON_CONVERTER
 from adapters.target import TargetError
 
 LOOPBACK = "127.0.0.1"
 # the converters of sinkcheck's Kafka Connect workers, for connectors whose config names none:
 # Kafka's own sample worker config (config/connect-distributed.properties)
-JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 WORKER_CONVERTERS = {
     "key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "true",
     "value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "true",

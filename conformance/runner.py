@@ -93,26 +93,29 @@ def faults_for_target(scenario: Scenario, target_spec: str) -> tuple[list[FaultS
     merged = dict(scenario.connector)
     before = translation_for(target_spec, merged)
     dropped_names: set[str] = set()
-    renumbered: dict[int, int | None] = {}  # index among the s3 steps: the scenario's → this target's
+    renumbered: list[int | None] = []  # each s3 step's index among this target's s3 steps (None: left out)
     for f in scenario.faults:
         ref = f.params.get("rule")
         if f.kind in ("wait-fired", "release") and ref is not None:
             n = int(ref) if isinstance(ref, int) or str(ref).isdigit() else None
-            if (n is None and str(ref) in dropped_names) or (n is not None and renumbered.get(n, n) is None):
+            if n is None and str(ref) in dropped_names:
                 continue  # waits for, or lets go of, a rule left out below
-            if n is not None and renumbered.get(n, n) != n:
+            if n is not None and n < len(renumbered):
+                if renumbered[n] is None:
+                    continue
                 f = replace(f, params={**f.params, "rule": renumbered[n]})
-        if f.kind == "s3":
-            renumbered[len(renumbered)] = len(renumbered) - sum(1 for v in renumbered.values() if v is None)
-        if f.kind == "s3" and uploads == "put" and f.params.get("operation") in _MULTIPART \
-                and f.params.get("action") == "error-200":
+        on_put = f.kind == "s3" and uploads == "put" and f.params.get("operation") in _MULTIPART
+        if on_put and f.params.get("action") == "error-200":
             # S3 answers 200 with an error in the body only to CompleteMultipartUpload (and
             # CopyObject): a PutObject never gets one, so no deployment sees this
             notes.append(f"after {f.after}: the error-200 rule on {f.params['operation']} left out: S3 never "
                          "answers a PutObject that way")
-            renumbered[len(renumbered) - 1] = None
+            renumbered.append(None)
             dropped_names.add(str(f.params.get("name", "")))
-        elif f.kind == "s3" and uploads == "put" and f.params.get("operation") in _MULTIPART:
+            continue
+        if f.kind == "s3":
+            renumbered.append(sum(1 for i in renumbered if i is not None))
+        if on_put:
             params = {k: v for k, v in f.params.items() if k != "part_number"}
             params["operation"] = "PutObject"
             out.append(replace(f, params=params))
@@ -191,8 +194,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         scenario = replace(scenario, connector_version=runs)
     read_value = wire.converters(sent, worker)[1]
     null_values = any(read_value.to_connect(p.value).value is None for p in to_produce)
-    claims = claims_for(kind, scenario.connector if translation is None else sent, fault_steps,
-                        scenario.connector_version, null_values)
+    claims = claims_for(kind, sent, fault_steps, scenario.connector_version, null_values)
     claim = claims[0]
     cfg = model_config(scenario, kind)
     produced_offsets: list[int] = []

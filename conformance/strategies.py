@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from conformance.scenario import VALUE_KINDS_BY_CONVERTER, FaultStep, Scenario, converter_kind, seq_value
 from conformance.wire import with_worker_converters
+from reference_impl.converters import BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
 
 T0 = 1714557600000  # 2024-05-01T10:00:00Z, an hour edge
 JSON_FORMAT = "io.confluent.connect.s3.format.json.JsonFormat"
@@ -198,10 +199,8 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS) -> di
 
 
 # converters by kind (conformance.scenario.converter_kind), as a connector config states them
-JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
-CONVERTER_CLASSES = {"json": JSON_CONVERTER, "json-schemas": JSON_CONVERTER,
-                     "string": "org.apache.kafka.connect.storage.StringConverter",
-                     "bytearray": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+CONVERTER_CLASSES = {"json": JSON_CONVERTER, "json-schemas": JSON_CONVERTER, "string": STRING_CONVERTER,
+                     "bytearray": BYTEARRAY_CONVERTER}
 CONVERTER_KINDS = ("json", "json-schemas", "string", "bytearray")  # simplest first: shrinks toward schemaless JSON
 
 

@@ -40,13 +40,20 @@ def worker_converters(spec: str) -> Mapping[str, str]:
 
     if target_kind(spec) == "spark-streaming":
         return wire.JSON_TEXT
-    if spec.startswith("kafka-connect:"):
-        from adapters.connectors import PROFILES
-
-        profile = PROFILES.get(connect_profile(spec)[0])
-        if profile is not None and profile.worker_converters is not None:
-            return profile.worker_converters
+    profile = connector_profile(spec)
+    if profile is not None and profile.worker_converters is not None:
+        return profile.worker_converters
     return wire.WORKER_CONVERTERS
+
+
+def connector_profile(spec: str) -> Any:
+    """The adapters.connectors profile of a `kafka-connect:<profile>[@VERSION]` spec; None for
+    other targets and unknown profiles."""
+    if not spec.startswith("kafka-connect:"):
+        return None
+    from adapters.connectors import PROFILES
+
+    return PROFILES.get(connect_profile(spec)[0])
 
 
 def target_kind(spec: str) -> str:
@@ -91,21 +98,15 @@ def translation_for(spec: str, config: Mapping[str, str]) -> Any:
     """How a Kafka Connect target's connector gets a scenario's config (an
     adapters.connectors.Translation: what is sent, mapped and dropped); None for other targets,
     which take the scenario's config as it is."""
-    if not spec.startswith("kafka-connect:"):
-        return None
-    from adapters.connectors import PROFILES, translate
+    from adapters.connectors import translate
 
-    profile = PROFILES.get(connect_profile(spec)[0])
+    profile = connector_profile(spec)
     return None if profile is None else translate(config, profile, worker_converters(spec))
 
 
 def uploads_of(spec: str) -> str:
     """How the target writes an object: "multipart" or "put" (adapters.connectors profiles)."""
-    if not spec.startswith("kafka-connect:"):
-        return "multipart"
-    from adapters.connectors import PROFILES
-
-    profile = PROFILES.get(connect_profile(spec)[0])
+    profile = connector_profile(spec)
     return profile.uploads if profile is not None else "multipart"
 
 
