@@ -300,3 +300,34 @@ def test_the_poms_spark_and_hadoop_versions_are_pysparks_own():
     assert jars.JAR_SETS["spark-s3a"].coordinates.endswith(":" + prop["hadoop"])
     assert jars.JAR_SETS["spark-kafka"].coordinates.endswith(":" + prop["spark"])
     assert prop["kafka"] == jars.KAFKA_VERSION
+
+
+def test_a_rebalance_callbacks_error_reaches_the_task_as_an_exception():
+    """The callback plumbing only: a scripted consumer calls on_assign from consume() the way
+    librdkafka's binding does. An error in the callback must come out of poll_once as an
+    Exception (the task's handlers catch it), not escape into the binding, which on Python < 3.12
+    re-raises a C-raised KafkaException as a bare KafkaError that no `except Exception` sees."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    from adapters.pysink.kafka import KafkaSink
+    from adapters.pysink.sink import SinkSettings
+
+    class ScriptedConsumer:
+        def __init__(self, on_assign):
+            self.on_assign = on_assign
+
+        def committed(self, partitions, timeout):
+            raise KafkaException(KafkaError(KafkaError._AUTHENTICATION))  # not retriable
+
+        def consume(self, num_messages, timeout):
+            self.on_assign(self, [])
+            return []
+
+    settings = SinkSettings.from_config({"flush.size": "1", "s3.bucket.name": "b",
+                                         "format.class": "io.confluent.connect.s3.format.json.JsonFormat"})
+    sink = KafkaSink("127.0.0.1:1", None, settings, group="g", topics=["t"])
+    sink.consumer = ScriptedConsumer(sink._guarded(sink._on_assign))
+    with pytest.raises(KafkaException):
+        sink.poll_once()
+    sink.consumer.on_assign = sink._guarded(lambda c, ps: None)
+    sink.poll_once()  # the kept error was raised once, then cleared

@@ -42,11 +42,35 @@ class KafkaSink(SinkInstance):
         self.paused_ever = False
         self.lost: str | None = None
         self._retry: dict[TP, int] = {}  # offsets whose commit hit a rebalance: retried next poll
+        self._callback_error: BaseException | None = None
 
     # -- assignment --
+    def _guarded(self, callback: Any) -> Any:
+        """A rebalance callback that never lets an exception reach librdkafka's binding. On
+        Python < 3.12, confluent-kafka re-raises a callback's C-raised KafkaException from
+        consume() as the bare KafkaError inside it, which is no Exception: it escaped the task's
+        handlers and killed the thread. The error is kept and raised by poll_once instead."""
+        def run(consumer: Any, partitions: list) -> None:
+            try:
+                callback(consumer, partitions)
+            except BaseException as e:  # noqa: BLE001 - re-raised from poll_once
+                self._callback_error = self._callback_error or e
+        return run
+
     def _on_assign(self, consumer: Any, partitions: list) -> None:
+        from confluent_kafka import KafkaException
+
         tps = [(p.topic, p.partition) for p in partitions]
-        committed = consumer.committed(partitions, timeout=15)
+        deadline = time.monotonic() + 30
+        while True:  # the group coordinator may still be loading the offsets topic: retry, bounded
+            try:
+                committed = consumer.committed(partitions, timeout=15)
+                break
+            except KafkaException as e:
+                err = e.args[0] if e.args else None
+                if not (err is not None and err.retriable()) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
         for p in committed:
             self.positions[(p.topic, p.partition)] = p.offset if p.offset >= 0 else 0
         self.task.open(tps, self.clock(), self.positions)
@@ -69,8 +93,9 @@ class KafkaSink(SinkInstance):
         from confluent_kafka import Consumer
 
         self.consumer = Consumer(self.conf)
-        self.consumer.subscribe(self.topics, on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                on_lost=lambda c, ps: self._on_revoke(c, ps, lost=True))
+        self.consumer.subscribe(self.topics, on_assign=self._guarded(self._on_assign),
+                                on_revoke=self._guarded(self._on_revoke),
+                                on_lost=self._guarded(lambda c, ps: self._on_revoke(c, ps, lost=True)))
 
     # -- the poll --
     def pause(self) -> None:
@@ -84,6 +109,11 @@ class KafkaSink(SinkInstance):
             self._connect()
         self.was_paused = False
         msgs = self.consumer.consume(num_messages=self.max_batch, timeout=0.1)
+        if self._callback_error is not None:
+            e, self._callback_error = self._callback_error, None
+            if isinstance(e, Exception):
+                raise e
+            raise RuntimeError(f"rebalance callback failed: {e!r}")
         if self.lost:
             raise Fenced(self.lost)
         batch: list[LogRecord] = []
