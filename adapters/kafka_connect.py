@@ -34,11 +34,12 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from adapters import jars
+from adapters.bucket import BucketReader, settled_samples
 from adapters.jars import KAFKA_DESCRIPTION
 from adapters.connectors import (ConnectorConfigError, ConnectorProfile, S3Location,
                                  fill_config, parse_connector_config, profile_for, redact)
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample,
-                                  ProducedRecord, S3Object, StatusSample)
+                                  ProducedRecord, StatusSample)
 from adapters.plugins import Plugin, PluginUnavailable
 from adapters.supervisor import (ConnectWorker, KafkaStack, MotoS3Server, now_ms, s3_client, wait_until)
 from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
@@ -183,7 +184,7 @@ class KafkaConnectTarget(Target):
         self.topics: dict[str, int] = {}
         self.obs = Observation()
         self._lock = threading.RLock()
-        self._body_cache: dict[tuple[str, str], bytes] = {}
+        self._reader: BucketReader | None = None
         self._sampler: threading.Thread | None = None
         self._stop_sampling = threading.Event()
         self._producer = None
@@ -559,31 +560,9 @@ class KafkaConnectTarget(Target):
     def sample_bucket(self) -> BucketSample | None:
         if not (self.profile and self.profile.writes_s3 and self.bucket):
             return None
-        c = self._s3_client()
-        objs: list[S3Object] = []
-        for page in c.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
-            for o in page.get("Contents", []):
-                key, etag = o["Key"], o["ETag"].strip('"')
-                body = None
-                if self.read_bodies:
-                    body = self._body_cache.get((key, etag))
-                    if body is None:
-                        try:
-                            body = c.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-                            self._body_cache[(key, etag)] = body
-                        except c.exceptions.NoSuchKey:
-                            continue
-                objs.append(S3Object(key, o["Size"], etag, body,
-                                     int(o["LastModified"].timestamp() * 1000)))
-        uploads = []
-        kw: dict[str, str] = {}
-        while True:
-            r = c.list_multipart_uploads(Bucket=self.bucket, **kw)
-            uploads += [(u["Key"], u["UploadId"]) for u in r.get("Uploads", [])]
-            if not r.get("IsTruncated"):
-                break
-            kw = {"KeyMarker": r["NextKeyMarker"], "UploadIdMarker": r["NextUploadIdMarker"]}
-        return BucketSample(now_ms(), tuple(sorted(objs, key=lambda o: o.key)), tuple(uploads))
+        if self._reader is None or self._reader.bucket != self.bucket:
+            self._reader = BucketReader(self._s3_client(), self.bucket, self.read_bodies)
+        return self._reader.sample()
 
     def _offsets(self):
         if self._group_offsets is None:
@@ -609,22 +588,23 @@ class KafkaConnectTarget(Target):
         except Exception as e:  # noqa: BLE001 - a killed worker is part of the story
             return StatusSample(now_ms(), "UNREACHABLE", (), str(e)[:500])
 
-    def sample_once(self) -> None:
+    def sample_once(self, final: bool = False) -> None:
         # offsets first, the listing after: whatever was committed must already be in the
         # listing (a listing taken first can predate a commit that the offset read then sees)
-        b = o = None
+        b: list[BucketSample] = []
+        o = None
         try:
             o = OffsetSample(now_ms(), self.committed_offsets())
         except Exception as e:  # noqa: BLE001
             self.sampler_errors.append(f"offsets: {e}")
         try:
-            b = self.sample_bucket()
+            if self.profile and self.profile.writes_s3 and self.bucket:
+                b = settled_samples(self.sample_bucket) if final else [self.sample_bucket()]
         except Exception as e:  # noqa: BLE001
             self.sampler_errors.append(f"bucket: {e}")
         s = self.sample_status()
         with self._lock:
-            if b is not None:
-                self.obs.bucket_samples.append(b)
+            self.obs.bucket_samples.extend(b)
             if o is not None:
                 self.obs.offset_samples.append(o)
             self.obs.statuses.append(s)
@@ -705,7 +685,7 @@ class KafkaConnectTarget(Target):
             time.sleep(0.5)
 
     def observe(self) -> Observation:
-        self.sample_once()
+        self.sample_once(final=True)
         with self._lock:
             obs = copy.copy(self.obs)
             obs.produced = list(self.obs.produced)

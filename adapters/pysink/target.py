@@ -26,9 +26,10 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from adapters.bucket import BucketReader, settled_samples
 from adapters.jars import KAFKA_DESCRIPTION
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord,
-                                  S3Object, StatusSample)
+                                  StatusSample)
 from adapters.pysink import VARIANTS
 from adapters.pysink.log import InProcessLog
 from adapters.pysink.sink import (Clock, InProcessSink, ManualClock, SinkConfigError, SinkInstance, SinkSettings,
@@ -87,7 +88,7 @@ class PySinkTarget(Target):
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._sampler: threading.Thread | None = None
-        self._bodies: dict[tuple[str, str], bytes] = {}
+        self._reader: BucketReader | None = None
         self.sampler_errors: list[str] = []
         self._config: dict[str, str] = {}
 
@@ -308,36 +309,19 @@ class PySinkTarget(Target):
 
     # --- observing ---------------------------------------------------------------------------
     def sample_bucket(self) -> BucketSample:
-        c, b = self._sample_s3, self.settings.bucket
-        objs = []
-        for page in c.get_paginator("list_objects_v2").paginate(Bucket=b):
-            for o in page.get("Contents", []):
-                k = (o["Key"], o["ETag"])
-                if k not in self._bodies:
-                    try:
-                        self._bodies[k] = c.get_object(Bucket=b, Key=o["Key"])["Body"].read()
-                    except Exception:
-                        continue  # replaced meanwhile; the next sample sees the new one
-                objs.append(S3Object(o["Key"], o["Size"], o["ETag"], self._bodies[k],
-                                     int(o["LastModified"].timestamp() * 1000)))
-        uploads, kw = [], {}
-        while True:
-            r = c.list_multipart_uploads(Bucket=b, **kw)
-            uploads += [(u["Key"], u["UploadId"]) for u in r.get("Uploads", [])]
-            if not r.get("IsTruncated"):
-                break
-            kw = {"KeyMarker": r["NextKeyMarker"], "UploadIdMarker": r["NextUploadIdMarker"]}
-        return BucketSample(now_ms(), tuple(sorted(objs, key=lambda o: o.key)), tuple(uploads))
+        if self._reader is None:
+            self._reader = BucketReader(self._sample_s3, self.settings.bucket)
+        return self._reader.sample()
 
-    def _sample(self) -> None:
+    def _sample(self, final: bool = False) -> None:
         # offsets first, listing after: whatever was committed must already be in the listing
         committed = {f"{t}-{p}": o for (t, p), o in self.committed().items()}
         gen = self.log.owner(self.group) if self.log is not None else None
         off = OffsetSample(now_ms(), committed, gen)
-        bucket = self.sample_bucket()
+        buckets = settled_samples(self.sample_bucket) if final else [self.sample_bucket()]
         with self._lock:
             self.obs.offset_samples.append(off)
-            self.obs.bucket_samples.append(bucket)
+            self.obs.bucket_samples.extend(buckets)
 
     def _sample_loop(self) -> None:
         while not self._stop.wait(self.sample_interval_s):
@@ -406,7 +390,7 @@ class PySinkTarget(Target):
 
     def observe(self) -> Observation:
         try:
-            self._sample()
+            self._sample(final=True)
         except Exception as e:  # noqa: BLE001
             with self._lock:
                 self.obs.still_moving += f" (final sample failed: {e})"

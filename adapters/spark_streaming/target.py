@@ -33,6 +33,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from adapters.bucket import BucketReader, settled_samples
 from adapters.jars import KAFKA_DESCRIPTION
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object,
                                   StatusSample)
@@ -107,7 +108,7 @@ class SparkStreamingTarget(Target):
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._sampler: threading.Thread | None = None
-        self._bodies: dict[tuple[str, str], bytes] = {}
+        self._reader: BucketReader | None = None
         self.endpoint: str | None = None
 
     # --- paths -----------------------------------------------------------------------------------
@@ -311,39 +312,25 @@ class SparkStreamingTarget(Target):
 
     # --- observing -------------------------------------------------------------------------------
     def sample_bucket(self) -> BucketSample:
-        c, b = self._s3, self.bucket
-        objs = []
-        for page in c.get_paginator("list_objects_v2").paginate(Bucket=b):
-            for o in page.get("Contents", []):
-                k = (o["Key"], o["ETag"])
-                if k not in self._bodies:
-                    try:
-                        self._bodies[k] = c.get_object(Bucket=b, Key=o["Key"])["Body"].read()
-                    except Exception:  # noqa: BLE001 - gone meanwhile (a renamed temp file)
-                        continue
-                objs.append(S3Object(o["Key"], o["Size"], o["ETag"], self._bodies[k],
-                                     int(o["LastModified"].timestamp() * 1000)))
-        uploads, kw = [], {}
-        while True:
-            r = c.list_multipart_uploads(Bucket=b, **kw)
-            uploads += [(u["Key"], u["UploadId"]) for u in r.get("Uploads", [])]
-            if not r.get("IsTruncated"):
-                break
-            kw = {"KeyMarker": r["NextKeyMarker"], "UploadIdMarker": r["NextUploadIdMarker"]}
-        log = read_metadata_log({o.key: o.body for o in objs}, b, self.prefix)
+        if self._reader is None:
+            self._reader = BucketReader(self._s3, self.bucket)
+        return self._reader.sample(self._log_keys)
+
+    def _log_keys(self, objs: tuple[S3Object, ...]) -> tuple[str, ...] | None:
+        """The data files the _spark_metadata log lists in this listing."""
+        log = read_metadata_log({o.key: o.body for o in objs}, self.bucket, self.prefix)
         if log.problems and len(self.sampler_errors) < 100:
             self.sampler_errors.append(f"metadata log: {'; '.join(log.problems)}")
-        return BucketSample(now_ms(), tuple(sorted(objs, key=lambda o: o.key)), tuple(uploads),
-                            committed_keys=log.keys)
+        return log.keys
 
-    def _sample(self) -> None:
+    def _sample(self, final: bool = False) -> None:
         # the checkpoint first, the bucket after: a committed batch must already be in the listing
         ck = read_checkpoint(self.checkpoint)
         off = OffsetSample(now_ms(), dict(ck.committed_offsets), self.proc.starts if self.proc else None)
-        bucket = self.sample_bucket()
+        buckets = settled_samples(self.sample_bucket) if final else [self.sample_bucket()]
         with self._lock:
             self.obs.offset_samples.append(off)
-            self.obs.bucket_samples.append(bucket)
+            self.obs.bucket_samples.extend(buckets)
 
     def _sample_loop(self) -> None:
         while not self._stop.wait(self.sample_interval_s):
@@ -403,7 +390,7 @@ class SparkStreamingTarget(Target):
 
     def observe(self) -> Observation:
         try:
-            self._sample()
+            self._sample(final=True)
         except Exception as e:  # noqa: BLE001
             with self._lock:
                 self.obs.still_moving += f" (final sample failed: {e})"
