@@ -150,7 +150,11 @@ def test_503_on_part_two_and_a_rule_that_never_matches(front, s3, moto):
     json.dumps([e.params for e in front.events()])  # reports serialise them
 
 
-def test_error_inside_a_200_on_complete(front, s3, moto):
+def test_error_inside_a_200_on_complete_after_s3_applied_it(front, s3, moto):
+    """The default error-200: S3 completes the upload, then the 200 it began with carries an
+    error. The object is there and the client heard of a failure; a retry of the Complete is
+    answered as the completion it was (moto, like S3, takes a repeated Complete of a completed
+    upload as success)."""
     rid = front.add_rule(FaultRule("CompleteMultipartUpload", "error-200", key="t/*"))
     u, parts = start_mpu(s3, "t/k")
     with pytest.raises(botocore.exceptions.ClientError) as ei:
@@ -159,12 +163,26 @@ def test_error_inside_a_200_on_complete(front, s3, moto):
     # the status to 500 (so a retrying client retries it); the front sent 200
     assert ei.value.response["Error"]["Code"] == "InternalError"
     assert ei.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    x = front.exchanges()[-1]
+    assert (x.status, x.upstream_status, x.rule_id) == (200, 200, rid)
+    assert visible(moto, s3.bucket, "t/k") and u not in open_uploads(moto, s3.bucket)
+    ev = front.events()[0]
+    assert ev.fired and "applied by S3" in ev.detail
+    assert complete(s3, "t/k", u, parts)["Key"] == "t/k"
+
+
+def test_error_inside_a_200_on_complete_not_applied(front, s3, moto):
+    rid = front.add_rule(FaultRule("CompleteMultipartUpload", "error-200", key="t/*", forward=False))
+    u, parts = start_mpu(s3, "t/k")
+    with pytest.raises(botocore.exceptions.ClientError) as ei:
+        complete(s3, "t/k", u, parts)
+    assert ei.value.response["Error"]["Code"] == "InternalError"
     assert front.requests()[-1][2] == 200 and front.exchanges()[-1].upstream_status is None
     assert not visible(moto, s3.bucket, "t/k") and u in open_uploads(moto, s3.bucket)
-    assert front.events()[0].fired
+    assert front.events()[0].fired and "not applied" in front.events()[0].detail
     # with one retry allowed (retries={"max_attempts": 1} means that), botocore retries the
     # rewritten 500 and the upload completes: the sink never sees the fault
-    again = front.add_rule(FaultRule("CompleteMultipartUpload", "error-200"))
+    again = front.add_rule(FaultRule("CompleteMultipartUpload", "error-200", forward=False))
     retrying = client(front, attempts=2)
     retrying.bucket = s3.bucket
     complete(retrying, "t/k", u, parts)
@@ -172,6 +190,33 @@ def test_error_inside_a_200_on_complete(front, s3, moto):
     assert [(x.status, x.upstream_status, x.rule_id) for x in front.exchanges()[-2:]] == [
         (200, None, again), (200, 200, None)]
     assert front.events()[0].params["fired_count"] == 1 and rid == front.events()[0].params["rule_id"]
+
+
+def test_the_final_sample_waits_for_uploads_in_flight(moto, tmp_path):
+    """An upload completed just after the first final listing is not a leak; one nobody
+    completes is still open in the last sample (P-MPU-HYGIENE reads that one)."""
+    from adapters.bucket import BucketReader, settled_samples
+
+    c = moto.client()
+    c.bucket = f"bkt-{next(_buckets)}"
+    moto.create_bucket(c.bucket)
+    in_flight, parts = start_mpu(c, "t/in-flight", parts=1)
+    leaked, _ = start_mpu(c, "t/leaked", parts=1)
+    reader = BucketReader(c, c.bucket)
+    first = []
+
+    def sample():
+        got = reader.sample()
+        if not first:
+            first.append(got)
+            threading.Timer(0.3, lambda: complete(c, "t/in-flight", in_flight, parts)).start()
+        return got
+
+    samples = settled_samples(sample, settle_s=0.8, timeout_s=10)
+    assert {u for _, u in samples[0].open_uploads} == {in_flight, leaked}
+    assert [u for _, u in samples[-1].open_uploads] == [leaked]
+    assert [o.key for o in samples[-1].objects] == ["t/in-flight"]
+    assert len(samples) == 3  # the first, one without the completed upload, one that agrees with it
 
 
 def test_hang_on_complete_until_released(front, s3, moto):
