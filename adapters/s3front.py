@@ -134,6 +134,10 @@ class FaultRule:
     name: str = ""
     code: str | None = None  # for "fail"/"error-200": the S3 error code (default by status / InternalError)
     bucket: str | None = None
+    # for "error-200": S3 starts its answer to a CompleteMultipartUpload with 200 OK and sends the
+    # outcome later, so the error can come after S3 has applied the request (forward, the default:
+    # the object is there and the client hears of an error) or instead of it (not applied)
+    forward: bool = True
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
@@ -427,7 +431,8 @@ class S3FaultFront:
         if r.action == "fail":
             detail += f" -> {r.status} {r.error_code()}"
         elif r.action == "error-200":
-            detail += f" -> 200 with {r.error_code()}"
+            detail += (f" -> applied by S3, answered 200 with {r.error_code()}" if r.forward
+                       else f" -> not applied, answered 200 with {r.error_code()}")
         if len(st.firings) > 1:
             detail += f"; fired {len(st.firings)} times"
         notes = sorted({f.note for f in st.firings if f.note})
@@ -498,7 +503,7 @@ class S3FaultFront:
             self._busy += 1
         try:
             body = _BodyReader(h)
-            if st is not None and action in ("fail", "error-200"):
+            if st is not None and (action == "fail" or (action == "error-200" and not st.rule.forward)):
                 body.drain()
                 status = st.rule.status if action == "fail" else 200
                 firing.until_ms = _now_ms()
@@ -525,6 +530,11 @@ class S3FaultFront:
                     firing.until_ms = _now_ms()
                     record(0, "response dropped by rule")
                     self._drop(h)  # ... and the client never hears of it
+                    return
+                if st is not None and action == "error-200":
+                    resp.read()  # applied upstream, whatever S3 said; the client hears of an error
+                    firing.until_ms = _now_ms()
+                    self._send_error(h, 200, st.rule.error_code(), req, before=lambda: record(200))
                     return
                 self._relay(h, resp, before=lambda: record(resp.status))
             finally:
