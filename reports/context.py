@@ -239,6 +239,32 @@ def matrix(entries: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]
     return out
 
 
+def fault_label(f: dict[str, Any]) -> str:
+    """A fault's kind as the coverage table counts it: an S3 rule by its action and operation
+    (`s3 fail 503 UploadPart`), any other fault by its kind."""
+    if f["kind"] != "s3":
+        return f["kind"]
+    p = f.get("params") or {}
+    action = str(p.get("action", "?"))
+    if action == "fail":
+        action += f" {p.get('status', '')}"
+    elif action == "error-200":
+        action += " applied" if p.get("forward", True) else " not applied"
+    return f"s3 {action} {p.get('operation', '*')}"
+
+
+def fault_coverage(entries: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """fault kind -> target -> {"scheduled": n, "fired": n}: how often each kind of fault was
+    staged and how often it really happened (a run whose fault never fired tested nothing)."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for e in entries:
+        for f in e.get("faults") or []:
+            cell = out.setdefault(fault_label(f), {}).setdefault(e["target"], {"scheduled": 0, "fired": 0})
+            cell["scheduled"] += 1
+            cell["fired"] += 1 if f["fired"] else 0
+    return {k: out[k] for k in sorted(out)}
+
+
 def cell_status(c: dict[str, int]) -> str:
     if c[FAIL]:
         return FAIL

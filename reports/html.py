@@ -9,8 +9,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from reports.context import (NOT_CLAIMED, ReportContext, cell_status, claim_columns, counts, entry, matrix,
-                             overall_status)
+from reports.context import (NOT_CLAIMED, ReportContext, cell_status, claim_columns, counts, entry,
+                             fault_coverage, matrix, overall_status)
 from reports.timeline import timeline_svg
 
 CSS = """
@@ -261,6 +261,28 @@ def _runs(entries: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def _fault_coverage(entries: list[dict[str, Any]]) -> str:
+    cov = fault_coverage(entries)
+    if not cov:
+        return ""
+    targets = sorted({t for row in cov.values() for t in row})
+    out = ['<h2 id="fault-coverage">Fault coverage</h2><p class="muted">each kind of fault: fired / scheduled, per '
+           'target; a run whose fault never fired is unknown, never a pass.</p><table class="coverage"><tr><th>fault</th>'
+           + "".join(f"<th>{escape(t)}</th>" for t in targets) + "</tr>"]
+    for label, row in cov.items():
+        cells = []
+        for t in targets:
+            c = row.get(t)
+            if c is None:
+                cells.append("<td></td>")
+                continue
+            status = "pass" if c["fired"] == c["scheduled"] else "unknown"
+            cells.append(f'<td class="cell {status}">{c["fired"]} / {c["scheduled"]}</td>')
+        out.append(f"<tr><th>{escape(label)}</th>{''.join(cells)}</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
 def _environment(ctx: ReportContext) -> str:
     rows = "".join(f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>" for k, v in ctx.environment.items())
     out = [f'<h2 id="environment">Environment</h2><table class="env">{rows}'
@@ -301,6 +323,7 @@ def render_html(results: list[Any], ctx: ReportContext) -> str:
         _errors(ctx),
         '<h2 id="runs">Runs and timelines</h2><p class="muted">lanes: produce (ticks), faults (shaded windows), '
         'offset commits (diamonds), objects becoming visible (dots); hover for details.</p>', _runs(entries),
+        _fault_coverage(entries),
         _environment(ctx), "</main>",
     ]
     doc = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reports.context import REPORT_FORMAT, ReportContext, counts, entry, matrix, overall_status
+from reports.context import REPORT_FORMAT, ReportContext, counts, entry, fault_coverage, matrix, overall_status
 
 
 def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
@@ -23,6 +23,7 @@ def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
         "counts": counts(entries),
         "targets": sorted({e["target"] for e in entries}),
         "matrix": matrix(entries),
+        "fault_coverage": fault_coverage(entries),
         "results": entries,
         "errors": ctx.errors,
         "environment": ctx.environment,

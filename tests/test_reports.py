@@ -135,6 +135,22 @@ def test_html_is_self_contained_with_banner_matrix_failures_timeline(written: tu
     assert 'id="failure-0"' in html and "events-0@3" in html and "Reproduce with" in html and 'class="steps"' in html
     assert 'id="preflight"' in html and "If-None-Match" in html and 'id="environment"' in html
     assert "4.1.1" in html and 'id="errors"' in html
+    assert 'id="fault-coverage"' in html and "<th>crash</th>" in html
+
+
+def test_fault_coverage_counts_each_kind_scheduled_and_fired(written: tuple[Path, list[RunResult], ReportContext]) -> None:
+    out, _, _ = written
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["fault_coverage"] == {"crash": {"kafka-connect:confluent": {"scheduled": 2, "fired": 2},
+                                               "pysink": {"scheduled": 1, "fired": 1}}}
+    from reports.context import fault_coverage
+
+    unfired = {"target": "pysink", "faults": [
+        {"kind": "s3", "params": {"action": "fail", "status": 503, "operation": "UploadPart"}, "fired": False},
+        {"kind": "s3", "params": {"action": "error-200", "operation": "CompleteMultipartUpload"}, "fired": True}]}
+    assert fault_coverage([unfired]) == {
+        "s3 error-200 applied CompleteMultipartUpload": {"pysink": {"scheduled": 1, "fired": 1}},
+        "s3 fail 503 UploadPart": {"pysink": {"scheduled": 1, "fired": 0}}}
 
 
 def test_secrets_never_appear_in_any_output(written: tuple[Path, list[RunResult], ReportContext],
