@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,19 @@ def sinkcheck_out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     return p
 
 
+_FAILURE_TYPES: dict[tuple[str, str], type] = {}
+
+
+def claim_failure(signature: tuple[str, str]) -> type:
+    """An AssertionError subclass per (property, anomaly). Hypothesis tells failures apart by
+    their exception type and place, and shrinks each on its own: a smaller scenario that fails
+    otherwise is another bug, never this one's reproducer."""
+    if signature not in _FAILURE_TYPES:
+        name = "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", "-".join(signature)) if w) or "Claim"
+        _FAILURE_TYPES[signature] = type(f"{name}Failed", (AssertionError,), {"__module__": __name__})
+    return _FAILURE_TYPES[signature]
+
+
 def failure_block(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
     """What a person needs to act on a failure: anomaly, claim and rule, expected vs observed,
     witnesses, faults fired, and the command that replays it."""
@@ -117,5 +131,8 @@ def failure_block(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
         lines.append("  faults: " + "; ".join(fired))
     saved = result.run_dir / "scenario.json"
     lines.append(f"  seed: {result.scenario.seed}")
+    flaky = getattr(result, "flaky", None)
+    if flaky:
+        lines.append(f"  FLAKY: reproduced {flaky['reproduced']} of {flaky['replays']} replays ({flaky.get('note', '')})")
     lines.append(f"  Reproduce with: sinkcheck replay {saved} --target {result.target}")
     return "\n".join(lines)

@@ -43,6 +43,9 @@ class RunResult:
     translation: Any = None
     # the scenario's fault steps changed or left out for this target, each with the reason
     fault_changes: list[str] = field(default_factory=list)
+    # a generated failure that did not come back on every replay: {"reproduced", "replays",
+    # "signature": [property, anomaly], "note"}; None when it did (or nobody replayed it)
+    flaky: dict[str, Any] | None = None
     status: str = field(init=False)
 
     def __post_init__(self) -> None:

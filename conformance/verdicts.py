@@ -56,3 +56,19 @@ def overall(verdicts: list[Verdict]) -> str:
     if not claimed:
         return PASS
     return max(claimed, key=_RANK.__getitem__)
+
+
+def failure_signatures(verdicts: list[Verdict]) -> list[tuple[str, str]]:
+    """(property, anomaly) of each claimed failure, in verdict order: what a failure is, for
+    shrinking and replays (a smaller scenario failing otherwise is another failure)."""
+    out = []
+    for v in verdicts:
+        if v.claimed and v.status == FAIL:
+            for anomaly in dict.fromkeys(w.anomaly for w in v.witnesses) or ("",):
+                out.append((v.property, anomaly))
+    return out
+
+
+def fails_as(verdicts: list[Verdict], signature: tuple[str, str]) -> bool:
+    """Does a run fail the same claimed property with the same anomaly?"""
+    return signature in failure_signatures(verdicts)

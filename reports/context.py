@@ -185,6 +185,8 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         e["translation"] = {**translation.to_json(), "sent": dict(translation.config)}
     if getattr(result, "fault_changes", None):
         e["fault_changes"] = list(result.fault_changes)
+    if getattr(result, "flaky", None):
+        e["flaky"] = dict(result.flaky)
     if getattr(result, "audit", None):
         e["audit"] = result.audit  # the audit's counts for this topic-partition
     e = ctx.redactor.data(e)

@@ -164,6 +164,10 @@ def _failures(entries: list[dict[str, Any]]) -> str:
         if fired:
             parts.append("<p>faults: " + "; ".join(escape(f"{f['kind']} {'fired' if f['fired'] else 'NEVER FIRED'} {f['detail']}") for f in fired) + "</p>")
         parts.append(f'<details open><summary>shrunk scenario: steps</summary><pre class="steps">{escape(e["steps"])}</pre></details>')
+        if e.get("flaky"):
+            fl = e["flaky"]
+            parts.append(f'<p class="flaky"><b>FLAKY</b>: reproduced {fl["reproduced"]} of {fl["replays"]} replays '
+                         f'({escape(fl.get("note", ""))}); the replay below may pass.</p>')
         parts.append("<p>Reproduce with:</p>" + _replay(e["replay"], f"replay-{i}"))
         if e.get("expected_objects") is not None:
             parts.append(_objects_table(e))

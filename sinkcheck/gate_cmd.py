@@ -149,7 +149,8 @@ def cmd_gate(args: Any) -> int:
         return Exit.NOTHING_SELECTED
     versions = {r.scenario.connector_version for r in sess.results if r.scenario.connector_version}
     ctx = ReportContext(command="gate", seed=seed, profile=profile, environment=environment([s for _, s, _ in sides], versions, sess.results),
-                        preflight=preflight, errors=sess.errors, origins=sess.origins, redactor=redactor)
+                        preflight=preflight, errors=sess.errors, origins=sess.origins, redactor=redactor,
+                        notes=list(sess.notes))
     ctx.environment["baseline"] = f"{args.baseline}" + (f" @ {args.baseline_version}" if args.baseline_version else "")
     ctx.environment["candidate"] = f"{args.candidate}" + (f" @ {args.candidate_version}" if args.candidate_version else "")
     for side in ("baseline", "candidate"):

@@ -337,6 +337,7 @@ class Session:
     on_result: Callable[[Any], None] | None = None
     # one warm Kafka stack (broker, S3 server, worker) per Kafka Connect target, for all its runs
     stacks: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # for the report
 
     def stack_for(self, spec: str) -> Any:
         if not spec.startswith("kafka-connect:"):
@@ -502,11 +503,12 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
 
     from conformance.strategies import formats_for, scenarios
     from conformance.targets import target_kind
+    from conformance.verdicts import failure_signatures
 
     if n <= 0:
         return
     gen_dir = sess.out / "runs" / slug(spec)
-    attempts = {"n": 0, "errored": False, "first_fail": None}
+    attempts: dict[str, Any] = {"n": 0, "errored": False, "first_fail": None, "signature": None, "other": 0}
     runs: list[Any] = []
     best: list[Any] = []  # the latest (smallest) failing result seen while shrinking
 
@@ -533,11 +535,17 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
                 attempts["errored"] = True  # no shrinking of internal errors
             return
         runs.append(result)
-        if result.failed():
-            if attempts["first_fail"] is None:
-                attempts["first_fail"] = len(runs) - 1
-            best[:] = [result]
-            raise _ClaimedFailure(result)
+        signatures = failure_signatures(result.all_verdicts())
+        if not signatures:
+            return
+        if attempts["signature"] is None:
+            attempts["first_fail"] = len(runs) - 1
+            attempts["signature"] = signatures[0]
+        elif attempts["signature"] not in signatures:
+            attempts["other"] += 1  # a smaller scenario failing otherwise is another failure: not this one
+            return
+        best[:] = [result]
+        raise _ClaimedFailure(result)
 
     if seed is not None and not derandomize:
         body = hseed(seed)(body)
@@ -560,16 +568,61 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         sess.record(r, "generated")
     if final is not None:
         original = runs[first] if first is not None else final
-        shrunk = dataclasses.replace(final.scenario, name=original.scenario.name + "-shrunk",
-                                     notes=f"shrunk by Hypothesis from {len(original.scenario.records)} records and "
-                                           f"{len(original.scenario.faults)} faults")
-        final.scenario = shrunk
-        redacted_scenario(shrunk, sess.term.redactor).save(final.run_dir / "scenario.json")
-        sess.record(final, "generated")
+        chosen = confirmed_failure(sess, spec, original, final, attempts["signature"] or failure_signatures(
+            final.all_verdicts())[0], gen_dir)
+        if chosen is not original:
+            shrunk = dataclasses.replace(chosen.scenario, name=original.scenario.name + "-shrunk",
+                                         notes=f"shrunk by Hypothesis from {len(original.scenario.records)} records and "
+                                               f"{len(original.scenario.faults)} faults")
+            chosen.scenario = shrunk
+            redacted_scenario(shrunk, sess.term.redactor).save(chosen.run_dir / "scenario.json")
+        if attempts["other"]:
+            sess.notes.append(f"{spec}: while shrinking {original.scenario.name} ({' / '.join(attempts['signature'] or ())}), "
+                              f"{attempts['other']} smaller scenarios failed otherwise; they were not taken as its reproducer")
+        sess.record(chosen, "generated")
     kept = {str(r.run_dir) for r in sess.results}
     for r in runs:  # shrink attempts that are not reported
         if str(r.run_dir) not in kept:
             shutil.rmtree(r.run_dir, ignore_errors=True)
+
+
+# how many times a failure found by generation is replayed before it is shown as the reproducer
+REPLAYS = 2
+
+
+def confirmed_failure(sess: Session, spec: str, original: Any, shrunk: Any, signature: tuple[str, str],
+                      gen_dir: Path, replays: int = REPLAYS) -> Any:
+    """The failing run to show: the shrunk one when its scenario fails the same way (property
+    and anomaly) on every replay, else the first one found. A failure that does not come back on
+    every replay is marked flaky with how often it did (`result.flaky`): it is never the
+    reproducer without saying so."""
+    from conformance.verdicts import fails_as
+
+    def reproduced(result: Any, tag: str) -> int:
+        hits = 0
+        for i in range(replays):
+            again = sess.run_one(dataclasses.replace(result.scenario, name=f"{result.scenario.name}-replay{i + 1}"),
+                                 spec, "generated", gen_dir / f"{tag}-replay-{i + 1}", record=False)
+            hits += 1 if again is not None and fails_as(again.all_verdicts(), signature) else 0
+            if again is not None:
+                shutil.rmtree(again.run_dir, ignore_errors=True)
+        return hits
+
+    candidates = [(shrunk, "shrunk")] + ([(original, "first")] if original is not shrunk else [])
+    tried: list[tuple[Any, int]] = []
+    for result, tag in candidates:  # the shrunk scenario first
+        tried.append((result, reproduced(result, tag)))
+        if tried[-1][1] == replays:
+            break
+    result, hits = max(tried, key=lambda t: t[1])
+    if result is not shrunk:
+        sess.notes.append(f"{spec}: the shrunk scenario of {original.scenario.name} failed as {' / '.join(signature)} "
+                          f"in {tried[0][1]} of {replays} replays; the first one is shown instead")
+    result.flaky = None if hits == replays else {
+        "reproduced": hits, "replays": replays, "signature": list(signature),
+        "note": "; ".join(f"the {tag} scenario failed as {' / '.join(signature)} in {h} of {replays} replays"
+                          for (_, tag), (_, h) in zip(candidates, tried))}
+    return result
 
 
 def saved_failures(failures_dir: Path, spec: str) -> list[Path]:
@@ -824,7 +877,7 @@ def cmd_run(args: Any) -> int:
     versions = {r.scenario.connector_version for r in sess.results if r.scenario.connector_version}
     ctx = ReportContext(command="run", seed=seed, profile=profile, duration_s=time.monotonic() - started,
                         environment=environment(targets, versions, sess.results), preflight=preflight, errors=sess.errors,
-                        origins=sess.origins, reproducers=reproducers, redactor=redactor)
+                        origins=sess.origins, reproducers=reproducers, redactor=redactor, notes=list(sess.notes))
     if sess.skipped_budget:
         ctx.notes.append(f"{sess.skipped_budget} scenarios were not run: the budget ({args.budget}) ran out")
     if baseline is not None:

@@ -226,3 +226,84 @@ def test_the_reports_environment_is_what_the_target_says_of_itself(tmp_path: Pat
     env = json.loads((tmp_path / "out" / "results.json").read_text())["environment"]
     assert (env["connector"], env["Kafka"], env["S3 server"]) == ("Acme S3 sink 3.1", "Kafka 9.9", "S3 at http://127.0.0.1:9")
     assert "Acme S3 sink 3.1" in (tmp_path / "out" / "report.html").read_text()
+
+
+RUNS: dict[str, Any] = {"n": 0, "shrinking": False}
+
+
+def _shrink_on_first_failure(observe: Any) -> Any:
+    def wrapped(self: Any) -> Observation:
+        RUNS["shrinking"] = True  # every run fails: from now on the shrinker may go below 5 records
+        return observe(self)
+    return wrapped
+
+
+class TwoBugsTarget(LosingTarget):
+    """Two failures by size: from 3 records on it loses them all (no-loss), below that it dies
+    (liveness). Shrinking a loss must not slide to the other failure."""
+
+    def committed(self) -> dict[str, int]:
+        return super().committed() if len(self.produced) >= 3 else {}
+
+    def observe(self) -> Observation:
+        obs = super().observe()
+        if len(self.produced) < 3:
+            from adapters.observation import StatusSample
+
+            obs.statuses.append(StatusSample(int(time.time() * 1000), "RUNNING", ("FAILED",), "boom"))
+        return obs
+
+
+def test_shrinking_keeps_the_property_and_the_anomaly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shrinking only: scenarios of 5 to 20 plain records stand in for the generator, so the
+    first failure is a loss and every smaller scenario the shrinker tries below 3 records fails
+    otherwise."""
+    from hypothesis import strategies as st
+
+    import conformance.strategies as strategies
+    from conformance.named import BASE
+    from conformance.scenario import Scenario
+
+    def big_first(**kw: Any) -> Any:
+        recs = st.integers(1, 20).map(lambda n: [{"topic": "t", "partition": 0, "timestamp": 1714557600000 + i,
+                                                   "key": f"k{i}", "value": {"seq": i}, "headers": []}
+                                                  for i in range(n)])
+        return recs.filter(lambda r: len(r) >= 5 or RUNS["shrinking"]).map(
+            lambda r: Scenario("generated", {**BASE, "flush.size": "2"}, {"t": 1}, r))
+
+    RUNS["shrinking"] = False
+    monkeypatch.setattr(strategies, "scenarios", big_first)
+    monkeypatch.setattr(TwoBugsTarget, "observe", _shrink_on_first_failure(TwoBugsTarget.observe))
+    assert run(tmp_path, "--target", spec(TwoBugsTarget), "--no-named", "--examples", "5", "--no-faults",
+               "--profile", "ci") == Exit.FAILED
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    failed = [e for e in doc["results"] if e["status"] == "fail"]
+    assert len(failed) == 1 and failed[0]["scenario"].endswith("-shrunk") and failed[0]["records"] == 3
+    cells = {v["property"]: v["cell"] for v in failed[0]["verdicts"]}
+    assert cells["no-loss"] == "fail" and cells["liveness"] == "pass" and "flaky" not in failed[0]
+    assert any("failed otherwise" in n for n in doc["notes"]), doc["notes"]
+
+
+class OnceTarget(LosingTarget):
+    """Loses records on its first run in the process only: a failure no replay brings back."""
+
+    def __init__(self, run_dir: Path, s3_endpoint: str | None = None) -> None:
+        super().__init__(run_dir, s3_endpoint)
+        RUNS["n"] += 1
+        self.loses = RUNS["n"] == 1
+
+    def committed(self) -> dict[str, int]:
+        return super().committed() if self.loses else {}
+
+
+def test_a_failure_that_does_not_come_back_is_flaky_not_a_reproducer(tmp_path: Path) -> None:
+    RUNS["n"] = 0
+    assert run(tmp_path, "--target", spec(OnceTarget), "--no-named", "--examples", "3", "--no-faults",
+               "--profile", "ci") == Exit.FAILED
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    failed = [e for e in doc["results"] if e["status"] == "fail"]
+    assert len(failed) == 1 and not failed[0]["scenario"].endswith("-shrunk")
+    assert failed[0]["flaky"]["reproduced"] == 0 and failed[0]["flaky"]["replays"] == 2
+    assert failed[0]["flaky"]["signature"] == ["no-loss", "lost"]
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "FLAKY" in html and "reproduced 0 of 2 replays" in html

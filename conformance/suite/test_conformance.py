@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.named import SUITE
-from conformance.pytest_plugin import PROPERTY_MARKERS, failure_block
+from conformance.pytest_plugin import PROPERTY_MARKERS, claim_failure, failure_block
 from conformance.strategies import formats_for, scenarios
+from conformance.verdicts import failure_signatures
 
 _RESULTS: dict[tuple[str, str], object] = {}
 SCENARIOS = SUITE  # the public write-ups, then the scenarios aimed at bugs real sinks have had
@@ -95,9 +96,9 @@ def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkch
     scenario.save(run_dir / "scenario.json")
     result = run_scenario(scenario, sinkcheck_target, run_dir, stack=sinkcheck_stack, plugin_path=sinkcheck_plugin_path)
     _record(result)
-    failed = result.failed()
-    if failed:
+    signatures = failure_signatures(result.all_verdicts())
+    if signatures:
         failures = Path(".sinkcheck/failures")
         failures.mkdir(parents=True, exist_ok=True)
         scenario.save(failures / f"{sinkcheck_target.replace(':', '_')}-{abs(hash(scenario.dumps())) % 10**8}.json")
-    assert not failed, failure_block(result) + "\n" + scenario.steps()
+        raise claim_failure(signatures[0])(failure_block(result) + "\n" + scenario.steps())
