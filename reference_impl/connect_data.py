@@ -13,6 +13,8 @@ import decimal
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
+from reference_impl.javamap import as_hashmap
+
 PRIMITIVE_TYPES = frozenset(
     {"int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string", "bytes"}
 )
@@ -251,7 +253,7 @@ def convert_payload(schema: Schema, payload: Any, where: str = "payload") -> Any
     if t in INTEGER_TYPES:
         return _java_int(payload, {"int8": 8, "int16": 16, "int32": 32, "int64": 64}[t])
     if t in ("float32", "float64"):
-        return 0.0 if isinstance(payload, bool) or not isinstance(payload, (int, float, decimal.Decimal)) else float(payload)
+        return 0.0 if isinstance(payload, bool) or not isinstance(payload, (int, float, decimal.Decimal)) else _double(payload)
     if t == "boolean":
         return payload if isinstance(payload, bool) else False
     if t == "string":
@@ -273,7 +275,7 @@ def convert_payload(schema: Schema, payload: Any, where: str = "payload") -> Any
         if schema.keys.type == "string":
             if not isinstance(payload, dict):
                 raise SchemaError(f"{where}: Maps with string fields should be encoded as JSON objects")
-            return {k: convert_payload(schema.values, v, f"{where}.{k}") for k, v in payload.items()}
+            return as_hashmap({k: convert_payload(schema.values, v, f"{where}.{k}") for k, v in payload.items()}, "string")
         if not isinstance(payload, list):
             raise SchemaError(f"{where}: Maps with non-string fields should be encoded as JSON array of tuples")
         out = {}
@@ -281,7 +283,7 @@ def convert_payload(schema: Schema, payload: Any, where: str = "payload") -> Any
             if not isinstance(kv, list) or len(kv) != 2:
                 raise SchemaError(f"{where}: Found invalid map entry, expected an array of length 2")
             out[convert_payload(schema.keys, kv[0], where)] = convert_payload(schema.values, kv[1], where)
-        return out
+        return as_hashmap(out, schema.keys.type)
     if t == "struct":
         if not isinstance(payload, dict):
             raise SchemaError(f"{where}: Structs should be encoded as JSON objects")
@@ -295,6 +297,12 @@ def convert_payload(schema: Schema, payload: Any, where: str = "payload") -> Any
     raise SchemaError(f"{where}: unsupported type {t}")
 
 
+def _double(number: Any) -> float:
+    """A JSON number as JsonConverter hands it on: read as a BigDecimal (no negative zero:
+    `-0.0` is 0.0), then its doubleValue."""
+    return float(number) + 0.0
+
+
 def schemaless(value: Any) -> Any:
     """JsonConverter's schemaless reading (schemas.enable=false, or an envelope whose schema
     is null): integral numbers as INT64 (Java long, wrapping), others as FLOAT64."""
@@ -303,11 +311,12 @@ def schemaless(value: Any) -> Any:
     if isinstance(value, int):
         return _java_int(value, 64)
     if isinstance(value, (float, decimal.Decimal)):
-        return float(value)
+        return _double(value)
     if isinstance(value, list):
         return [schemaless(v) for v in value]
     if isinstance(value, dict):
-        return {k: schemaless(v) for k, v in value.items()}
+        # a JSON object becomes a java.util.HashMap: its entries iterate in hash order
+        return as_hashmap({k: schemaless(v) for k, v in value.items()})
     return value
 
 

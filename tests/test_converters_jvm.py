@@ -199,3 +199,68 @@ def test_jsonconverter_without_schemas_agrees_with_kafkas(classes):
 def test_string_and_bytearray_converters_agree_with_kafkas(classes, cls):
     java = _java(classes, [cls], RAW)
     _compare(java, _model(Converter(cls), RAW), RAW)
+
+
+# --- what JsonFormat writes, byte for byte ------------------------------------------------------
+
+MANY_KEYS = {f"k{i}": i for i in range(40)}
+WRITE_SCHEMALESS = [
+    {"seq": 0, "region": "eu", "ts": 1714557600000}, {"seq": 1, "pad": "x", "zz": None, "a": [1, 2]},
+    MANY_KEYS, {"nested": {"b": 1, "a": {"y": 2, "x": 1}}, "list": [{"q": 1, "p": 2}]},
+    {"f": 0.1, "g": 1.5e10, "h": 1e-5, "i": 123456.789, "j": 1e300, "k": -0.0, "l": 2.5, "m": 1e7, "n": 9999999.0},
+    {"big": 2**63 - 1, "neg": -2**63, "t": True, "u": "ü\u2028\t\"\\\u0001"}, "just text", 42, 3.25, None, [3, "a", None],
+    {"": 1, "Aa": 2, "BB": 3},  # "Aa" and "BB" share a hash code
+]
+WRITE_ENVELOPES = [
+    env({"type": "map", "keys": {"type": "string"}, "values": {"type": "int32"}}, {f"key{i}": i for i in range(20)}),
+    env({"type": "map", "keys": {"type": "int32"}, "values": {"type": "string"}}, [[i * 17, str(i)] for i in range(20)]),
+    env({"type": "map", "keys": {"type": "int64"}, "values": {"type": "string"}}, [[2**40 + i, "x"] for i in range(5)]),
+    env(st(("m", {"type": "map", "keys": {"type": "string"}, "values": {"type": "double"}}),
+           ("f", {"type": "float"}), ("d", {"type": "double"}), ("dec", DEC2),
+           ("day", {"type": "int32", "name": DATE}), ("tod", {"type": "int32", "name": TIME}),
+           ("at", {"type": "int64", "name": TIMESTAMP}), ("b", {"type": "bytes"}), ("o", {"type": "string", "optional": True}),
+           ("arr", {"type": "array", "items": st(("x", {"type": "int16"}))}), name="rec"),
+        {"m": {"zeta": 0.5, "alpha": 1e-4, "mid": 1234567.0}, "f": 0.1, "d": 2.0e-3, "dec": "BNI=", "day": 19723,
+         "tod": 3_600_000, "at": 1704067200000, "b": "AAEC", "o": None, "arr": [{"x": 1}, {"x": -2}]}),
+    env({"type": "double"}, 1e21), env({"type": "float"}, 3.4e38), env({"type": "int64", "name": TIMESTAMP}, 0),
+    env(DEC2, "AQ=="), env({"type": "bytes"}, "AAEC"), env({"type": "string"}, "plain"),
+    env({"type": "array", "items": {"type": "double"}}, [0.001, 1e-4, 1e6, 1e7, 12345.678]),
+]
+
+
+def _model_writes(conv: Converter, lines: list[bytes], decimal_format: str) -> list[str]:
+    from reference_impl.formats import FormatOptions
+    from reference_impl.formats.json_format import FORMAT
+
+    out = []
+    for b in lines:
+        cv = conv.to_connect(b)
+        text = FORMAT.line(cv.value, cv.schema, FormatOptions(json_decimal_format=decimal_format))
+        out.append("ok " + base64.b64encode(text[:-1].encode("utf-8")).decode())
+    return out
+
+
+def _compare_writes(java: list[str], model: list[str], lines: list[bytes]) -> None:
+    def text(line: str) -> str:
+        return base64.b64decode(line[3:]).decode("utf-8", "replace") if line.startswith("ok ") else line
+
+    bad = [f"input {b!r}\n   JsonFormat: {text(j)}\n   model:      {text(m)}"
+           for b, j, m in zip(lines, java, model) if j != m]
+    assert len(java) == len(model) == len(lines)
+    assert not bad, f"{len(bad)} of {len(lines)} written otherwise:\n" + "\n".join(bad)
+
+
+def test_jsonformat_bytes_of_schemaless_values_are_the_models(classes):
+    """Map entries in java.util.HashMap order, numbers as Jackson spells Java's doubles."""
+    lines = [json.dumps(v).encode() for v in WRITE_SCHEMALESS]
+    conv = Converter(JSON_CONVERTER, {"schemas.enable": "false"})
+    java = _java(classes, ["--write=BASE64", JSON_CONVERTER, "schemas.enable=false"], lines)
+    _compare_writes(java, _model_writes(conv, lines, "BASE64"), lines)
+
+
+@pytest.mark.parametrize("decimal_format", ["BASE64", "NUMERIC"])
+def test_jsonformat_bytes_of_schema_values_are_the_models(classes, decimal_format):
+    lines = [json.dumps(e).encode() for e in WRITE_ENVELOPES]
+    conv = Converter(JSON_CONVERTER, {"schemas.enable": "true"})
+    java = _java(classes, [f"--write={decimal_format}", JSON_CONVERTER, "schemas.enable=true"], lines)
+    _compare_writes(java, _model_writes(conv, lines, decimal_format), lines)

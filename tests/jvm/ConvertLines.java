@@ -1,6 +1,10 @@
 // Reads base64 lines on stdin, converts each with Kafka's own converter (args: converter class,
 // then key=value settings) and prints one canonical line per input: "ok <schema> <value>" or
 // "error <exception class>". tests/test_converters_jvm.py compares it with the model's converters.
+// With a first argument --write=BASE64|NUMERIC it prints instead "ok <base64>" of the bytes the S3
+// sink's JsonFormat writes for that value (JsonRecordWriterProvider: a Struct through a JsonConverter
+// without schemas and with that decimal.format, anything else through Jackson's ObjectMapper), the
+// line separator left out.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.math.BigDecimal;
@@ -20,6 +24,11 @@ import org.apache.kafka.connect.storage.Converter;
 
 public class ConvertLines {
     public static void main(String[] args) throws Exception {
+        String write = null;
+        if (args[0].startsWith("--write=")) {
+            write = args[0].substring("--write=".length());
+            args = java.util.Arrays.copyOfRange(args, 1, args.length);
+        }
         Converter c = (Converter) Class.forName(args[0]).getDeclaredConstructor().newInstance();
         Map<String, Object> cfg = new HashMap<>();
         for (int i = 1; i < args.length; i++) {
@@ -27,12 +36,24 @@ public class ConvertLines {
             cfg.put(kv[0], kv[1]);
         }
         c.configure(cfg, false);
+        org.apache.kafka.connect.json.JsonConverter out = new org.apache.kafka.connect.json.JsonConverter();
+        Map<String, Object> outCfg = new HashMap<>();
+        outCfg.put("schemas.enable", "false");
+        outCfg.put("decimal.format", write == null ? "BASE64" : write);
+        out.configure(outCfg, false);
+        com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
             byte[] bytes = line.equals("NULL") ? null : Base64.getDecoder().decode(line);
             try {
                 SchemaAndValue sv = c.toConnectData("t", bytes);
+                if (write != null) {
+                    byte[] json = sv.value() instanceof Struct ? out.fromConnectData("t", sv.schema(), sv.value())
+                                                               : mapper.writeValueAsBytes(sv.value());
+                    System.out.println("ok " + Base64.getEncoder().encodeToString(json));
+                    continue;
+                }
                 System.out.println("ok " + schema(sv.schema()) + " " + value(sv.value()));
             } catch (Exception e) {
                 System.out.println("error " + e.getClass().getSimpleName());
