@@ -264,3 +264,22 @@ def test_jsonformat_bytes_of_schema_values_are_the_models(classes, decimal_forma
     conv = Converter(JSON_CONVERTER, {"schemas.enable": "true"})
     java = _java(classes, [f"--write={decimal_format}", JSON_CONVERTER, "schemas.enable=true"], lines)
     _compare_writes(java, _model_writes(conv, lines, decimal_format), lines)
+
+
+def _pysink_writes(schemas: bool, lines: list[bytes], decimal_format: str) -> list[str]:
+    from adapters.pysink.converters import RecordConverter
+    from adapters.pysink.jsonwrite import json_record_line
+
+    conv = RecordConverter("json", schemas)
+    return ["ok " + base64.b64encode(json_record_line(*conv.read(b), decimal_format)[:-1]).decode() for b in lines]
+
+
+@pytest.mark.parametrize("decimal_format", ["BASE64", "NUMERIC"])
+def test_the_python_sinks_json_lines_are_jsonformats(classes, decimal_format):
+    """The Python sink (its own converter and writer, not the model's) writes the same bytes."""
+    plain = [json.dumps(v).encode() for v in WRITE_SCHEMALESS]
+    java = _java(classes, [f"--write={decimal_format}", JSON_CONVERTER, "schemas.enable=false"], plain)
+    _compare_writes(java, _pysink_writes(False, plain, decimal_format), plain)
+    enveloped = [json.dumps(e).encode() for e in WRITE_ENVELOPES]
+    java = _java(classes, [f"--write={decimal_format}", JSON_CONVERTER, "schemas.enable=true"], enveloped)
+    _compare_writes(java, _pysink_writes(True, enveloped, decimal_format), enveloped)

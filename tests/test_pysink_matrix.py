@@ -355,7 +355,7 @@ def test_the_matrix_config_is_accepted():
     ({"errors.log.enable": "true"}, ["errors.log.enable=true"]),
     ({"partitioner.class": P + "HourlyPartitioner", "timezone": "UTC", "timestamp.extractor": "com.example.Ts"},
      ["timestamp.extractor=com.example.Ts", "Wallclock, Record and RecordField"]),
-    ({"json.decimal.format": "NUMERIC"}, ["json.decimal.format=NUMERIC", "set it to BASE64"]),
+    ({"json.decimal.format": "TEXT"}, ["json.decimal.format=TEXT", "BASE64 or NUMERIC"]),
     ({"s3.schema.partition.affix.type": "PREFIX"}, ["s3.schema.partition.affix.type=PREFIX", "R6.6"]),
     ({"partitioner.max.open.files": "3"}, ["partitioner.max.open.files=3", "R3.6"]),
     ({"max.write.duration.ms": "1000"}, ["max.write.duration.ms=1000", "R9.1"]),

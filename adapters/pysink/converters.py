@@ -18,6 +18,7 @@ unless `errors.tolerance=all`, which the Python sink does not support.
 from __future__ import annotations
 
 import base64
+import decimal
 import json
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -63,7 +64,7 @@ class RecordConverter:
         if raw is None:
             return None, None, False
         try:
-            v = json.loads(raw)
+            v = json.loads(raw, parse_float=decimal.Decimal)  # JsonConverter reads numbers as written
         except ValueError as e:
             raise ConversionError(f"not JSON ({e})") from None
         if not self.schemas:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from adapters.pysink.converters import ConversionError, RecordConverter
+from adapters.pysink.jsonwrite import WriteError, headers_record_line, json_record_line
 from adapters.pysink.log import TP, InProcessLog, LogRecord
 
 MIN_PART = 5 * 1024 * 1024
@@ -166,6 +167,7 @@ class SinkSettings:
     extractor: str = "Wallclock"  # Wallclock | Record | RecordField (R6.5)
     ts_field: str = "timestamp"
     tombstone_ep: str = "tombstone"
+    decimal_format: str = "BASE64"  # json.decimal.format (R10.1)
     key_conv: RecordConverter = field(default_factory=lambda: RecordConverter("json"))
     value_conv: RecordConverter = field(default_factory=lambda: RecordConverter("json"))
 
@@ -234,7 +236,6 @@ class SinkSettings:
         # settings of the connector the Python sink does not implement: refused, never ignored,
         # so a run never claims behaviour the sink did not have
         unsupported = {
-            "json.decimal.format": ("BASE64", "it writes Decimal payloads as JsonConverter hands them over (BASE64)"),
             "s3.schema.partition.affix.type": ("NONE", "it has no schema-name affix in encoded partitions (R6.6)"),
             "partitioner.max.open.files": ("-1", "it has no max-open-files rotation (R3.6)"),
             "max.write.duration.ms": (str(2**63 - 1), "it has no write deadline (R9.1)"),
@@ -260,7 +261,10 @@ class SinkSettings:
                 retry_backoff_ms=num("retry.backoff.ms", 200),
                 pad=num("filename.offset.zero.pad.width", 10),
                 value_format=formats[fmt], keys=keys, headers=headers,
-                tombstone_ep=c.get("tombstone.encoded.partition", "tombstone").strip())
+                tombstone_ep=c.get("tombstone.encoded.partition", "tombstone").strip(),
+                decimal_format=c.get("json.decimal.format", "BASE64").strip().upper())
+        if s.decimal_format not in ("BASE64", "NUMERIC"):
+            raise SinkConfigError(f"json.decimal.format={s.decimal_format}: must be BASE64 or NUMERIC")
         try:
             s.key_conv = RecordConverter.from_config(c, "key")
             s.value_conv = RecordConverter.from_config(c, "value")
@@ -389,7 +393,7 @@ def schema_key(schema: Any) -> tuple:
     """A JsonConverter schema as Connect compares it (`Schema.equals`): type, optional,
     default, name, version, doc, parameters, and the field/item/key/value schemas in order."""
     if not isinstance(schema, dict):
-        return ("?", json.dumps(schema, sort_keys=True))
+        return ("?", json.dumps(schema, sort_keys=True, default=str))
     t = schema.get("type")
     if t == "struct":
         sub: tuple = tuple((f.get("field"), schema_key(f)) for f in schema.get("fields") or [])
@@ -400,12 +404,16 @@ def schema_key(schema: Any) -> tuple:
     else:
         sub = ()
     params = tuple(sorted((str(k), str(v)) for k, v in (schema.get("parameters") or {}).items()))
-    return (t, bool(schema.get("optional", False)), json.dumps(schema.get("default"), sort_keys=True),
+    return (t, bool(schema.get("optional", False)), json.dumps(schema.get("default"), sort_keys=True, default=str),
             schema.get("name"), schema.get("version"), schema.get("doc"), params, sub)
 
 
-def json_line(payload: Any) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+def json_line(schema: Any, payload: Any, has_schema: bool, decimal_format: str, offset: int) -> bytes:
+    """R10.1: the JsonFormat line the connector writes for this view value."""
+    try:
+        return json_record_line(schema, payload, has_schema, decimal_format)
+    except WriteError as e:
+        raise TaskFailed(f"offset {offset}: JsonFormat cannot write the record: {e} (the task dies)") from None
 
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
@@ -561,14 +569,14 @@ def record_field_ts(schema: Any, payload: Any, has_schema: bool, path: str, offs
 
 # --- keys and headers (R11) -----------------------------------------------------------------------
 
-def key_line(rec: LogRecord, conv: RecordConverter) -> bytes:
+def key_line(rec: LogRecord, conv: RecordConverter, decimal_format: str = "BASE64") -> bytes:
     """R11.3: the key as its converter reads it, written by JsonFormat. R11.4: a null key is a
     DataException (the Python sink has no DLQ: the task dies)."""
-    _, payload, _ = convert(conv, rec.key, rec, "key")
+    schema, payload, has_schema = convert(conv, rec.key, rec, "key")
     if payload is None:
         raise TaskFailed(f"offset {rec.offset}: Key cannot be null with store.kafka.keys=true (R11.4 DataException; "
                          "the Python sink has no DLQ, so the task dies)")
-    return json_line(payload)
+    return json_line(schema, payload, has_schema, decimal_format, rec.offset)
 
 
 def headers_line(rec: LogRecord) -> bytes:
@@ -583,8 +591,8 @@ def headers_line(rec: LogRecord) -> bytes:
         if v is None:
             raise TaskFailed(f"offset {rec.offset}: header {k!r} has a null value, which the headers struct cannot "
                              "hold (a required string): DataException, the task dies")
-        out.append({"key": k, "value": v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)})
-    return json_line({"headers": out})
+        out.append((k, v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)))
+    return headers_record_line(out)
 
 
 # --- S3 errors ------------------------------------------------------------------------------------
@@ -789,14 +797,14 @@ class Writer:
         """One record's bytes for each object of `fs`, in stream order. Every check runs before
         anything is appended, so the objects of a file stay aligned (R11.4)."""
         s = self.s
-        key = key_line(rec, s.key_conv) if s.keys else None  # R11.4: a null key
+        key = key_line(rec, s.key_conv, s.decimal_format) if s.keys else None  # R11.4: a null key
         headers = headers_line(rec) if s.headers else None  # R11.4: no headers
         out: list[bytes] = []
         if fs.has_value:
             if s.value_format == "bytearray":
                 out.append(bytes_value(schema, payload, has_schema, rec.offset) + s.bytearray_sep)  # R10.2
             else:
-                out.append(json_line(payload))  # R10.1
+                out.append(json_line(schema, payload, has_schema, s.decimal_format, rec.offset))  # R10.1
         elif not tomb:
             raise TaskFailed(f"offset {rec.offset}: Value writer not configured: the object key {fs.key!r} contains "
                              f"the tombstone.encoded.partition string {s.tombstone_ep!r}, so it gets no value "
