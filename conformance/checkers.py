@@ -13,13 +13,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from adapters.observation import BucketSample, Observation, ProducedRecord, S3Object
+from adapters.observation import BucketSample, Observation, S3Object
 from conformance.claims import Claim
 from conformance.scenario import Scenario, record_seq
 from conformance.verdicts import FAIL, PASS, UNKNOWN, Verdict, Witness
 from reference_impl.config import SinkConfig
 from reference_impl.connect_data import SinkRecord
-from reference_impl.contents import decode_view, encode_view
+from reference_impl.contents import decode_view, encode_view, view_format_class
 from reference_impl.expectation import Expectation
 from conformance.objects import DECODERS, aiven_key
 
@@ -332,6 +332,131 @@ def atomic_visibility(d: RunData) -> Verdict:
                                  explanation=f"seen at {sample.at_ms} with other contents than the model's"))
     return _verdict("atomic-visibility", w, f"{len(seen)} object versions seen, each complete",
                     f"{len(w)} object versions were visible incomplete or different")
+
+
+def first_difference(expected: bytes, observed: bytes, context: int = 24) -> dict[str, Any]:
+    """Where two byte strings first differ: the byte offset, the record (line) it falls in, and
+    the bytes around it on each side."""
+    at = next((i for i, (a, b) in enumerate(zip(expected, observed)) if a != b), min(len(expected), len(observed)))
+    lo = max(0, at - context)
+    return {"at": at, "record": expected.count(b"\n", 0, at),
+            "expected": expected[lo:at + context], "observed": observed[lo:at + context],
+            "lengths": (len(expected), len(observed))}
+
+
+def _content_witness(obj_key: str, view: str, expected: bytes, observed: bytes, fmt: str) -> Witness | None:
+    from reference_impl.formats.compression import decompress
+
+    exp_raw, obs_raw = decompress(expected), decompress(observed)
+    if (expected[:2] == b"\x1f\x8b") != (observed[:2] == b"\x1f\x8b"):
+        return Witness("wrong-compression", keys=(obj_key,),
+                       expected="gzip" if expected[:2] == b"\x1f\x8b" else "uncompressed",
+                       observed="gzip" if observed[:2] == b"\x1f\x8b" else "uncompressed",
+                       explanation=f"the {view} object is not compressed as s3.compression.type says (R10.1)")
+    if exp_raw == obs_raw:
+        return None
+    diff = first_difference(exp_raw, obs_raw)
+    return Witness("different-bytes", keys=(obj_key,), expected=repr(diff["expected"]), observed=repr(diff["observed"]),
+                   explanation=f"the {view} object differs from the model's {fmt} encoding of its records at byte "
+                               f"{diff['at']} (record {diff['record']}; {diff['lengths'][0]} bytes expected, "
+                               f"{diff['lengths'][1]} observed)")
+
+
+def _rows_witness(d: RunData, obj_key: str, view: str, expected: bytes, observed: bytes, fmt: str) -> Witness | None:
+    from reference_impl.contents import jsonable
+
+    try:
+        got = jsonable(decode_view(d.cfg, observed, view))
+    except Exception as e:  # noqa: BLE001 - an object its own format cannot read
+        return Witness("undecodable-object", keys=(obj_key,), explanation=f"the {view} object is no {fmt} file: {e}")
+    want = jsonable(decode_view(d.cfg, expected, view))
+    if got == want:
+        return None
+    i = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    return Witness("different-rows", keys=(obj_key,), expected=want[i] if i < len(want) else f"{len(want)} rows",
+                   observed=got[i] if i < len(got) else f"{len(got)} rows",
+                   explanation=f"row {i} of the {view} object differs from the model's {fmt} encoding of its records")
+
+
+@check("contents", "R10")
+def contents(d: RunData) -> Verdict:
+    """Every object of the final listing holds the model's encoding of the records it holds,
+    byte for byte after decompression (JSON, ByteArray; Avro and Parquet row for row), and a
+    data file's keys and headers objects (R11) sit beside its value object with the same
+    records: none missing, none without its value object."""
+    from reference_impl.formats import format_for
+    from reference_impl.naming import sibling_key, view_extension, views_stored
+
+    final = d.observation.final_bucket
+    if d.cfg is None or final is None:
+        return Verdict("contents", UNKNOWN, False, message="no connector format to encode records with")
+    cfg = d.cfg
+    listed = {o.key: o for o in final.objects if not _sink_internal(o.key)}
+    by_offset = {(r.topic, r.partition, r.offset): r for r in d.records}
+    exact = d.expectation is not None and d.expectation.constraints is None
+    model = {o.key: o for o in d.expectation.objects} if exact else {}
+    tombstone_siblings = {k: o for o in model.values() if not o.value_object for _, k in o.sibling_keys}
+    w: list[Witness] = []
+    checked, unencodable = 0, 0
+
+    def compare(obj: S3Object, recs: list[SinkRecord], view: str) -> None:
+        nonlocal checked, unencodable
+        if obj.body is None:
+            return
+        fmt = format_for(view_format_class(cfg, view)).name
+        try:
+            expected = encode_view(cfg, recs, view)
+        except Exception:  # noqa: BLE001 - records the model cannot write: other checkers say so
+            unencodable += 1
+            return
+        checked += 1
+        found = (_content_witness(obj.key, view, expected, obj.body, fmt) if fmt in ("json", "bytearray")
+                 else _rows_witness(d, obj.key, view, expected, obj.body, fmt))
+        if found is not None:
+            w.append(found)
+
+    value_keys = set()
+    for obj in d.value_objects(final):
+        value_keys.add(obj.key)
+        m = model.get(obj.key)
+        if m is not None and m.value_object:
+            recs = [by_offset[(m.topic, m.partition, o)] for o in m.offsets if (m.topic, m.partition, o) in by_offset]
+        else:
+            offs = d.offsets_of(obj)
+            if not offs:
+                continue  # undecodable or unknown records: no-loss and atomic-visibility say so
+            recs = [by_offset[(tp[0], tp[1], o)] for tp, o in offs if (tp[0], tp[1], o) in by_offset]
+        compare(obj, recs, "value")
+        for view in views_stored(cfg):
+            sk = sibling_key(cfg, obj.key, view)
+            if sk is None:
+                continue
+            if sk not in listed:
+                w.append(Witness("missing-sibling", keys=(obj.key, sk), expected=sk, observed=None,
+                                 explanation=f"the data file's {view} object is not in the bucket beside its value "
+                                             "object after quiet (R11.1)"))
+            else:
+                compare(listed[sk], recs, view)
+    value_ext = view_extension(cfg, "value")
+    for key, obj in sorted(listed.items()):
+        if not _sibling(key):
+            continue
+        view = "keys" if ".keys." in key else "headers"
+        m = tombstone_siblings.get(key)
+        if m is not None:  # a tombstone file: keys (and headers) only (R12.3)
+            compare(obj, [by_offset[(m.topic, m.partition, o)] for o in m.offsets], view)
+            continue
+        suffix = f".{view}{view_extension(cfg, view)}"
+        owner = key[: -len(suffix)] + value_ext if key.endswith(suffix) else None
+        if owner in value_keys:
+            continue
+        if exact or cfg.tombstone_encoded_partition not in key:
+            w.append(Witness("orphan-sibling", keys=(key,), expected=owner, observed=None,
+                             explanation=f"a {view} object without the value object it belongs beside (R11.1)"
+                                         if not exact else f"a {view} object the model has no file for"))
+    return _verdict("contents", w, f"{checked} objects hold the model's encoding of their records",
+                    f"{len(w)} objects differ from the model's encoding or stand without their siblings",
+                    checked=checked, unencodable=unencodable)
 
 
 @check("commit-safety", "P-COMMIT-SAFETY")

@@ -18,11 +18,11 @@ from typing import Iterable
 from conformance.scenario import FaultStep
 
 PROPERTIES = (
-    "no-loss", "no-duplicates", "exact-object-set", "atomic-visibility", "commit-safety",
+    "no-loss", "no-duplicates", "exact-object-set", "atomic-visibility", "contents", "commit-safety",
     "commit-progress", "naming", "rotation", "file-count", "multipart-hygiene", "liveness",
 )
 AT_LEAST_ONCE = frozenset({"no-loss", "atomic-visibility", "commit-safety", "commit-progress", "liveness"})
-CONFLUENT_NAMING = frozenset({"naming", "rotation"})
+CONFLUENT_NAMING = frozenset({"naming", "rotation", "contents"})
 EXACTLY_ONCE = frozenset({"no-duplicates", "exact-object-set", "file-count"})
 
 # targets whose objects follow the Confluent S3 sink's semantics and naming

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 PROPERTY_MARKERS = (
-    "no_loss", "no_duplicates", "exact_object_set", "atomic_visibility", "commit_safety",
+    "no_loss", "no_duplicates", "exact_object_set", "atomic_visibility", "contents", "commit_safety",
     "commit_progress", "naming", "rotation", "file_count", "multipart_hygiene", "liveness",
 )
 

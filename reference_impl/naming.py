@@ -38,3 +38,22 @@ def object_key(cfg: SinkConfig, topic: str, partition: int, ep: str, start_offse
     f = cfg.file_delim
     name = f"{topic}{f}{partition}{f}{start_offset:0{cfg.zero_pad_width}d}{ext}"
     return f"{directory(cfg, topic, ep)}{cfg.directory_delim}{name}"
+
+
+def view_extension(cfg: SinkConfig, view: str) -> str:
+    fmt_class = {"value": cfg.format_class, "keys": cfg.keys_format_class, "headers": cfg.headers_format_class}[view]
+    return format_for(fmt_class).extension(format_options(cfg))
+
+
+def sibling_key(cfg: SinkConfig, value_key: str, view: str) -> str | None:
+    """R11.2: the key of the keys or headers object beside the value object `value_key`
+    (None when `value_key` does not end with the value format's extension)."""
+    ext = view_extension(cfg, "value")
+    if not value_key.endswith(ext):
+        return None
+    return f"{value_key[: len(value_key) - len(ext)]}.{view}{view_extension(cfg, view)}"
+
+
+def views_stored(cfg: SinkConfig) -> tuple[str, ...]:
+    """The sibling views every data file gets (R11.1): keys, then headers."""
+    return (("keys",) if cfg.store_kafka_keys else ()) + (("headers",) if cfg.store_kafka_headers else ())

@@ -238,3 +238,71 @@ def test_a_sink_without_a_model_still_commits_to_the_log_end():
     v = _other_sink_run("camel", {}, objs, committed=2)
     assert v["commit-progress"].status == FAIL
     assert v["commit-progress"].witnesses[0].expected == 4 and v["commit-progress"].witnesses[0].observed == 2
+
+
+# --- contents: byte for byte, keys and headers beside their value object (R10, R11) ------------
+
+KEYS_HEADERS = {**CONFIG, "store.kafka.keys": "true", "keys.format.class": CONFIG["format.class"],
+                "store.kafka.headers": "true", "headers.format.class": CONFIG["format.class"]}
+
+
+def run_bodies(bodies: dict[str, bytes], config=CONFIG, n: int = 6) -> dict:
+    sc = Scenario("unit", config, {"t": 1},
+                  [{"topic": "t", "partition": 0, "timestamp": 0, "key": f"k{i}", "value": {"seq": i},
+                    "headers": [["h", str(i)], ["g", "x"]]} for i in range(n)])
+    cfg = parse_config(config)
+    records = [SinkRecord.from_json({**r, "offset": i}) for i, r in enumerate(sc.records)]
+    objs = tuple(S3Object(k, len(b), k, b) for k, b in bodies.items())
+    obs = Observation(bucket_samples=[BucketSample(10_000, objs)], offset_samples=[OffsetSample(9000, {"t-0": n}, 1)],
+                      statuses=[StatusSample(9999, "RUNNING", ("RUNNING",))], quiet=True)
+    data = RunData(sc, "pysink", obs, claim_for("pysink", config, ()), cfg, expect(cfg, records), records)
+    return {v.property: v for v in run_checks(data)}
+
+
+def triple(start: int, seqs, keys=None, headers=None) -> dict[str, bytes]:
+    stem = f"{D}/t+0+{start:010d}"
+    keys = keys if keys is not None else "".join(f'"k{s}"\n' for s in seqs).encode()
+    headers = headers if headers is not None else "".join(
+        '{"headers":[{"key":"h","value":"%d"},{"key":"g","value":"x"}]}\n' % s for s in seqs).encode()
+    return {f"{stem}.json": body(seqs), f"{stem}.keys.json": keys, f"{stem}.headers.json": headers}
+
+
+def test_contents_pass_for_the_connectors_bytes():
+    v = run_bodies({**triple(0, [0, 1, 2]), **triple(3, [3, 4, 5])}, KEYS_HEADERS)
+    assert v["contents"].status == PASS and v["contents"].details["checked"] == 6 and v["contents"].claimed
+
+
+def test_contents_catch_a_missing_last_separator_with_the_first_difference():
+    v = run({**CLEAN, f"{D}/t+0+0000000003.json": [3, 4, 5]})
+    assert v["contents"].status == PASS
+    bodies = {f"{D}/t+0+0000000000.json": body([0, 1, 2]), f"{D}/t+0+0000000003.json": body([3, 4, 5])[:-1]}
+    v = run_bodies(bodies)
+    w = v["contents"].witnesses[0]
+    assert v["contents"].status == FAIL and w.anomaly == "different-bytes"
+    assert "at byte 29 (record 2; 30 bytes expected, 29 observed)" in w.explanation
+    assert w.expected.endswith("5}\\n'") and w.observed.endswith("5}'")
+    assert v["no-loss"].status == v["exact-object-set"].status == PASS  # decoding alone would never see it
+
+
+def test_contents_catch_empty_headers_and_wrong_keys():
+    v = run_bodies({**triple(0, [0, 1, 2], headers=b'{"headers":[]}\n' * 3), **triple(3, [3, 4, 5])}, KEYS_HEADERS)
+    assert v["contents"].status == FAIL and v["contents"].witnesses[0].keys == (f"{D}/t+0+0000000000.headers.json",)
+    v = run_bodies({**triple(0, [0, 1, 2], keys=b'"k1"\n"k2"\n"k3"\n'), **triple(3, [3, 4, 5])}, KEYS_HEADERS)
+    assert v["contents"].witnesses[0].anomaly == "different-bytes" and "keys object" in v["contents"].witnesses[0].explanation
+
+
+def test_contents_catch_a_missing_and_an_orphan_sibling():
+    bodies = {**triple(0, [0, 1, 2]), **triple(3, [3, 4, 5])}
+    del bodies[f"{D}/t+0+0000000003.keys.json"]
+    bodies[f"{D}/t+0+0000000009.headers.json"] = b'{"headers":[]}\n'
+    v = run_bodies(bodies, KEYS_HEADERS)
+    assert sorted(w.anomaly for w in v["contents"].witnesses) == ["missing-sibling", "orphan-sibling"]
+
+
+def test_contents_catch_an_object_that_should_be_gzip():
+    import gzip
+
+    config = {**CONFIG, "s3.compression.type": "gzip"}
+    v = run_bodies({f"{D}/t+0+0000000000.json.gz": body([0, 1, 2]),
+                    f"{D}/t+0+0000000003.json.gz": gzip.compress(body([3, 4, 5]))}, config)
+    assert [w.anomaly for w in v["contents"].witnesses] == ["wrong-compression"]
