@@ -145,6 +145,8 @@ class SinkSettings:
     bucket: str
     flush_size: int
     topics_dir: str = "topics"
+    dir_delim: str = "/"  # directory.delim (R5.1, R5.2)
+    file_delim: str = "+"  # file.delim (R5.1)
     partitioner: str = "default"  # default | field | time
     field_names: tuple[str, ...] = ()
     duration_ms: int = 3_600_000
@@ -254,6 +256,7 @@ class SinkSettings:
             raise SinkConfigError(f"s3.part.size={part} is below the minimum {min_part_size}")
         s = cls(bucket=c["s3.bucket.name"], flush_size=max(num("flush.size", 1), 1),
                 topics_dir=c.get("topics.dir", "topics"), partitioner=kinds[cls_name],
+                dir_delim=c.get("directory.delim", "/"), file_delim=c.get("file.delim", "+"),
                 rotate_interval_ms=num("rotate.interval.ms", -1), schedule_ms=num("rotate.schedule.interval.ms", -1),
                 partition_change=c.get("rotate.file.on.partition.change", "true").lower() == "true",
                 gzip=comp == "gzip", gzip_level=num("s3.compression.level", -1), part_size=part,
@@ -263,6 +266,10 @@ class SinkSettings:
                 value_format=formats[fmt], keys=keys, headers=headers,
                 tombstone_ep=c.get("tombstone.encoded.partition", "tombstone").strip(),
                 decimal_format=c.get("json.decimal.format", "BASE64").strip().upper())
+        if s.pad < 1:
+            raise SinkConfigError(f"filename.offset.zero.pad.width={s.pad}: the Python sink needs a width of at least "
+                                  "1 (the connector's validator rejects negative widths, and 0 builds Java's "
+                                  "format %00d, which fails at the first file: R5.1)")
         if s.decimal_format not in ("BASE64", "NUMERIC"):
             raise SinkConfigError(f"json.decimal.format={s.decimal_format}: must be BASE64 or NUMERIC")
         try:
@@ -366,8 +373,8 @@ def convert(conv: RecordConverter, raw: bytes | None, rec: LogRecord, what: str)
 _FIELD_TYPES = {"int8", "int16", "int32", "int64", "string", "boolean"}
 
 
-def field_ep(schema: Any, payload: Any, names: tuple[str, ...], offset: int) -> str:
-    """R6.2: `name=value` per field (dotted names reach nested structs), joined by `/`.
+def field_ep(schema: Any, payload: Any, names: tuple[str, ...], offset: int, delim: str = "/") -> str:
+    """R6.2: `name=value` per field (dotted names reach nested structs), joined by directory.delim.
     Values must be Structs; unsupported types or missing fields stop the task."""
     if not isinstance(schema, dict) or schema.get("type") != "struct" or not isinstance(payload, dict):
         raise TaskFailed(f"offset {offset}: FieldPartitioner needs a Struct value (a value with a schema)")
@@ -386,7 +393,7 @@ def field_ep(schema: Any, payload: Any, names: tuple[str, ...], offset: int) -> 
                              "which FieldPartitioner cannot encode")
         text = "null" if val is None else ("true" if val is True else "false" if val is False else str(val))
         parts.append(f"{name}={text}")
-    return "/".join(parts)
+    return delim.join(parts)
 
 
 def schema_key(schema: Any) -> tuple:
@@ -681,7 +688,7 @@ class Writer:
         if s.partitioner == "default":
             return f"partition={rec.partition}"
         if s.partitioner == "field":
-            return field_ep(schema if has_schema else None, payload, s.field_names, rec.offset)
+            return field_ep(schema if has_schema else None, payload, s.field_names, rec.offset, s.dir_delim)
         if ts is None:
             raise TaskFailed(f"offset {rec.offset}: the Record extractor needs a record timestamp")
         assert s.path is not None
@@ -772,8 +779,9 @@ class Writer:
             # BUG(renumber-after-restart): offsets in names count from where this instance
             # started, so a restarted sink numbers its files from 0 again.
             start -= self.task.start_offsets.get(self.tp, 0)
-        prefix = f"{self.s.topics_dir}/" if self.s.topics_dir else ""
-        return f"{prefix}{t}/{ep}/{t}+{p}+{start:0{self.s.pad}d}" + self.s.value_ext
+        d, f = self.s.dir_delim, self.s.file_delim
+        prefix = f"{self.s.topics_dir}{d}" if self.s.topics_dir.strip() else ""
+        return f"{prefix}{t}{d}{ep}{d}{t}{f}{p}{f}{start:0{self.s.pad}d}" + self.s.value_ext
 
     def open_set(self, ep: str, start: int) -> FileSet:
         """The objects of a new data file (nothing is sent to S3 until a part fills or it is
