@@ -7,7 +7,6 @@ did not test what it was meant to.
 """
 from __future__ import annotations
 
-import re
 import traceback
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
@@ -515,7 +514,6 @@ def commit_progress(d: RunData) -> Verdict:
     return _verdict("commit-progress", w, "committed offsets reached the model's after quiet", "commits did not progress")
 
 
-_KEY = re.compile(r"^(?P<dir>.*)/(?P<topic>[^/]+?)\+(?P<partition>\d+)\+(?P<start>\d+)(?P<ext>\..+)$")
 
 
 def aiven_naming(d: RunData) -> Verdict:
@@ -544,7 +542,7 @@ def naming(d: RunData) -> Verdict:
         return aiven_naming(d)
     if d.cfg is None:
         return Verdict("naming", UNKNOWN, False, message=f"no naming scheme to check {d.claim.naming} objects against")
-    from reference_impl.naming import object_key
+    from reference_impl.naming import encoded_partition_of, object_key
 
     eps: dict[tuple[str, int, int], str] = {}
     if d.expectation is not None and d.expectation.constraints is None:
@@ -563,8 +561,10 @@ def naming(d: RunData) -> Verdict:
         (topic, p), start = offs[0]
         ep = eps.get((topic, p, start))
         if ep is None:
-            if not _KEY.match(obj.key):
-                w.append(Witness("bad-name", keys=(obj.key,), explanation="not topic+partition+startOffset.ext"))
+            if encoded_partition_of(d.cfg, obj.key, topic, p, start) is None:
+                w.append(Witness("bad-name", (_at((topic, p), start),), (obj.key,),
+                                 expected=object_key(d.cfg, topic, p, "<encoded partition>", start), observed=obj.key,
+                                 explanation="not the connector's name for a file starting at its first record"))
             continue
         want = object_key(d.cfg, topic, p, ep, start)
         if obj.key != want:

@@ -1,7 +1,10 @@
 """Named scenarios from public write-ups of the connector: each replayable and in the suite."""
 from __future__ import annotations
 
-from typing import Callable
+import base64
+import datetime
+import json
+from typing import Any, Callable
 
 from conformance.scenario import FaultStep, Scenario
 
@@ -204,6 +207,201 @@ def task_restart_mid_stream() -> Scenario:
                     faults=[FaultStep(10, "quiet", {"seconds": 30}), FaultStep(10, "restart-task")])
 
 
+# --- scenarios aimed at the config and record space: names, formats, types, zones ------------
+
+JSON_KEYS_HEADERS = {"store.kafka.keys": "true", "keys.format.class": JSON,
+                     "store.kafka.headers": "true", "headers.format.class": JSON}
+HOURLY = "io.confluent.connect.storage.partitioner.HourlyPartitioner"
+DAILY = "io.confluent.connect.storage.partitioner.DailyPartitioner"
+TIME_BASED = "io.confluent.connect.storage.partitioner.TimeBasedPartitioner"
+FIELD = "io.confluent.connect.storage.partitioner.FieldPartitioner"
+SCHEMAS = {"value.converter.schemas.enable": "true", "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+           "key.converter.schemas.enable": "true"}
+
+
+def naming_options_keys_headers() -> Scenario:
+    """R5's naming options beside stored keys and headers (R11): topics.dir two levels deep,
+    file.delim '-', a 20-digit zero pad, gzip; schemaless values whose entries the connector
+    writes in HashMap order, doubles in Java's spelling; several headers (text, bytes, unicode)."""
+    cfg = {**BASE, **JSON_KEYS_HEADERS, "flush.size": "3", "topics.dir": "data/raw", "file.delim": "-",
+           "filename.offset.zero.pad.width": "20", "s3.compression.type": "gzip"}
+    recs = []
+    for i in range(10):
+        value = {"seq": i, "region": ["eu", "us"][i % 2], "ts": PUBLIC_T + i, "ratio": [0.1, 1.5e10, 1e-05][i % 3],
+                 "nested": {"zeta": i, "alpha": [True, None]}, "note": "ü \"q\"\t"}
+        recs.append({"topic": "events", "partition": 0, "timestamp": PUBLIC_T + i * 1000, "key": f"user-{i % 4}",
+                     "value": value, "headers": [["h", str(i)], ["trace", f"t-{i}"], ["bin", {"base64": "AAF/"}],
+                                                 ["lang", "ü ñ"]][: 1 + i % 4]})
+    return Scenario("naming-options-keys-headers", cfg, {"events": 1}, recs,
+                    notes="R5.1 options, R11.2 sibling names, R11.3 key and header contents")
+
+
+def bytearray_options() -> Scenario:
+    """ByteArrayFormat (R10.2) with its own extension and a multi-byte separator after every
+    record, the last one included; topics.dir blank (no leading directory, R5.1), file.delim '_',
+    a 3-digit zero pad that offsets past 999 outgrow; two partitions, gzip."""
+    cfg = {**BASE, "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+           "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat", "flush.size": "4",
+           "format.bytearray.extension": ".dat", "format.bytearray.separator": "<EOR>", "topics.dir": "",
+           "file.delim": "_", "filename.offset.zero.pad.width": "3", "s3.compression.type": "gzip"}
+    recs = []
+    for i in range(17):
+        raw = json.dumps({"seq": i, "blob": "x" * (i % 5)}, separators=(",", ":")).encode()
+        recs.append({"topic": "events", "partition": i % 2, "timestamp": PUBLIC_T + i, "key": f"k{i}",
+                     "value": base64.b64encode(raw).decode(), "headers": []})
+    return Scenario("bytearray-options", cfg, {"events": 2}, recs, notes="R5.1, R5.3, R10.2")
+
+
+def _typed_schema(ts_type: str = "int64") -> dict:
+    return {"type": "struct", "name": "order", "version": 3, "optional": False, "fields": [
+        {"field": "seq", "type": "int64", "optional": False},
+        {"field": "region", "type": "string", "optional": True},
+        {"field": "ts", "type": ts_type, "optional": False},
+        {"field": "i8", "type": "int8", "optional": False},
+        {"field": "f32", "type": "float", "optional": False},
+        {"field": "f64", "type": "double", "optional": True, "default": 2.5},
+        {"field": "flag", "type": "boolean", "optional": True},
+        {"field": "amount", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
+         "parameters": {"scale": "2"}, "optional": False},
+        {"field": "day", "type": "int32", "name": "org.apache.kafka.connect.data.Date", "version": 1, "optional": True},
+        {"field": "clock", "type": "int32", "name": "org.apache.kafka.connect.data.Time", "version": 1,
+         "optional": False},
+        {"field": "raw", "type": "bytes", "optional": True},
+        {"field": "tags", "type": "map", "keys": {"type": "string", "optional": False},
+         "values": {"type": "double", "optional": False}, "optional": False},
+        {"field": "codes", "type": "map", "keys": {"type": "int32", "optional": False},
+         "values": {"type": "string", "optional": True}, "optional": True},
+        {"field": "points", "type": "array", "optional": True, "items": {
+            "type": "struct", "name": "point", "optional": False,
+            "fields": [{"field": "x", "type": "int16", "optional": False}, {"field": "y", "type": "double",
+                                                                             "optional": True}]}},
+    ]}
+
+
+def _typed_payload(i: int, region: str | None, ts: Any) -> dict:
+    # fields in another order than the schema's, an optional one left out (written as its
+    # default or null, in schema order, by JsonConverter)
+    return {"tags": {"zeta": 0.5, "alpha": 1e-05, "mid": 123.456}, "seq": i, "ts": ts, "region": region,
+            "i8": -128 + i, "f32": [0.1, 1024.0, -1.25][i % 3], "amount": base64.b64encode(
+                (1234 + i * 1000).to_bytes(4, "big", signed=True)).decode(),
+            "day": 19723 + i if i % 3 else None, "clock": 3_600_000 * i, "raw": "AAEC",
+            "codes": [[i * 17, "x"], [5000, None], [-3, "y"]], "points": [{"x": i, "y": 0.25}, {"x": -i}]}
+
+
+def struct_types_numeric() -> Scenario:
+    """Struct values of every Connect type and logical type (JsonConverter with schemas), written
+    by JsonFormat with json.decimal.format=NUMERIC (R10.1, E10); FieldPartitioner on a region
+    that is sometimes null (`region=null`) or holds a '/' (not escaped: a directory level of its
+    own, R6.2); Struct keys and several headers stored."""
+    cfg = {**BASE, **SCHEMAS, **JSON_KEYS_HEADERS, "flush.size": "3", "json.decimal.format": "NUMERIC",
+           "partitioner.class": FIELD, "partition.field.name": "region"}
+    schema = _typed_schema()
+    key_schema = {"type": "struct", "name": "key", "optional": False,
+                  "fields": [{"field": "id", "type": "int32", "optional": False},
+                             {"field": "name", "type": "string", "optional": True}]}
+    regions = ["eu", "us", None, "eu/west", "eu", "us", "eu", None, "us", "eu"]
+    recs = [{"topic": "events", "partition": 0, "timestamp": PUBLIC_T + i, "value": {
+        "schema": schema, "payload": _typed_payload(i, regions[i], PUBLIC_T + i)},
+        "key": {"schema": key_schema, "payload": {"id": i % 3, "name": None if i % 4 == 0 else f"n{i}"}},
+        "headers": [["h", str(i)], ["src", "ü"]]} for i in range(10)]
+    return Scenario("struct-types-numeric", cfg, {"events": 1}, recs, notes="R6.2, R10.1, R11")
+
+
+def local_midnight_daily() -> Scenario:
+    """DailyPartitioner in Asia/Kolkata (UTC+05:30): days are cut at local midnight (flooring on
+    local epoch milliseconds, R6.3, E8), so records from 23:50 to 00:20 local fall in two days;
+    rotate.interval.ms and partition change rotation close the file at the edge (R3.2, R3.3);
+    a 12-digit zero pad."""
+    t = 1714587600000  # 2024-05-01T18:20:00Z, 23:50 in Kolkata
+    cfg = {**BASE, "flush.size": "100", "partitioner.class": DAILY, "locale": "en-IN", "timezone": "Asia/Kolkata",
+           "timestamp.extractor": "Record", "rotate.interval.ms": "600000", "filename.offset.zero.pad.width": "12"}
+    times = [0, 240_000, 540_000, 599_999, 600_000, 610_000, 900_000, 300_000, 1_200_000, 1_800_000, 1_801_000]
+    return Scenario("local-midnight-daily", cfg, {"events": 1}, [_rec(i, t + d) for i, d in enumerate(times)],
+                    notes="R6.3 local days, R3.2 inclusive interval")
+
+
+def dst_hourly_berlin() -> Scenario:
+    """HourlyPartitioner in Europe/Berlin across the end of summer time (2024-10-27: local 02:00
+    to 03:00 comes twice, CEST then CET) and a record exactly rotate.interval.ms after the
+    file's first record, which rotates (the check is inclusive, R3.2)."""
+    t = 1729987200000  # 2024-10-27T00:00:00Z, 02:00 CEST
+    cfg = {**BASE, "flush.size": "100", "partitioner.class": HOURLY, "locale": "de-DE", "timezone": "Europe/Berlin",
+           "timestamp.extractor": "Record", "rotate.interval.ms": "1200000"}
+    mins = [0, 10, 20, 30, 45, 59, 60, 61, 80, 100, 119, 120, 150, 180]
+    return Scenario("dst-hourly-berlin", cfg, {"events": 1}, [_rec(i, t + m * 60_000) for i, m in enumerate(mins)],
+                    notes="R6.3 local hours across a DST change, R3.2")
+
+
+def dst_time_based_new_york() -> Scenario:
+    """TimeBasedPartitioner with 7-hour buckets ('day'=dd/'hour'=HH) in America/New_York across
+    the start of summer time (2024-03-10: 02:00 EST becomes 03:00 EDT): buckets floor local
+    epoch milliseconds, so they drift across days (R6.3, S9, E8); the RecordField extractor
+    reads an ISO timestamp with an offset from the value (R6.5)."""
+    t = 1710043200000  # 2024-03-10T04:00:00Z, 23:00 EST on the 9th
+    cfg = {**BASE, "flush.size": "3", "partitioner.class": TIME_BASED, "partition.duration.ms": "25200000",
+           "path.format": "'day'=dd/'hour'=HH", "locale": "en-US", "timezone": "America/New_York",
+           "timestamp.extractor": "RecordField", "timestamp.field": "at"}
+    recs = []
+    for i, h in enumerate([0, 1, 2.5, 3, 3.5, 4, 6, 9, 13, 20, 27]):
+        ts = t + int(h * 3_600_000)
+        iso = datetime.datetime.fromtimestamp(ts / 1000, datetime.timezone(datetime.timedelta(hours=2)))
+        recs.append({"topic": "events", "partition": 0, "timestamp": PUBLIC_T, "key": f"k{i}",
+                     "value": {"seq": i, "at": iso.isoformat(timespec="milliseconds")}, "headers": []})
+    return Scenario("dst-time-based-new-york", cfg, {"events": 1}, recs, notes="R6.3 S9, R6.5 ISO strings")
+
+
+def rotate_interval_boundary() -> Scenario:
+    """rotate.interval.ms=2000 on record time: a record exactly 2000 ms after the file's first
+    record rotates (>=, R3.2), one at 1999 ms does not; the next file's window starts at the
+    first record after the rotation, not at the boundary (S2)."""
+    cfg = {**BASE, "flush.size": "100", "rotate.interval.ms": "2000", "timestamp.extractor": "Record",
+           "partitioner.class": TIME_BASED, "partition.duration.ms": "3600000",
+           "path.format": "'dt'=yyyy-MM-dd/'hr'=HH/", "locale": "fr", "timezone": "Asia/Kathmandu"}
+    times = [0, 1000, 1999, 2000, 3000, 3999, 4000, 4001, 6001, 6500]
+    return Scenario("rotate-interval-boundary", cfg, {"events": 1}, [_rec(i, PUBLIC_T + d) for i, d in enumerate(times)],
+                    notes="R3.2 inclusive, S2")
+
+
+def _error_200(name: str, forward: bool, cfg: dict, n: int, partitions: int, nths: list[int]) -> Scenario:
+    recs = [{**r, "partition": r["value"]["seq"] % partitions} for r in _small(n)]
+    faults = [FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "error-200", "nth": k,
+                                  "forward": forward, "name": f"error-200-{k}"}) for k in nths]
+    return Scenario(name, cfg, {"events": partitions}, recs, faults=faults)
+
+
+def error_inside_200_not_applied() -> Scenario:
+    """CompleteMultipartUpload answered 200 with an InternalError inside, the upload not done
+    (#855): a sink that reads the 200 as success loses the file; the connector retries it."""
+    return _error_200("error-inside-200-not-applied", False, {**BASE, "flush.size": "4"}, 16, 1, [2])
+
+
+def error_inside_200_with_keys() -> Scenario:
+    """The same on two partitions with keys stored: the failed Complete may be the value's or the
+    keys object's (R11.1), on the first and the third upload."""
+    cfg = {**BASE, "flush.size": "3", "store.kafka.keys": "true", "keys.format.class": JSON}
+    return _error_200("error-inside-200-with-keys", False, cfg, 18, 2, [1, 3])
+
+
+def error_inside_200_applied() -> Scenario:
+    """The 200 carries an error after S3 completed the upload: the object is there and a retried
+    Complete is answered as the completion it was."""
+    return _error_200("error-inside-200-applied", True, {**BASE, "flush.size": "4"}, 16, 1, [2])
+
+
+SPACE_SCENARIOS: dict[str, Callable[[], Scenario]] = {
+    "naming-options-keys-headers": naming_options_keys_headers,
+    "bytearray-options": bytearray_options,
+    "struct-types-numeric": struct_types_numeric,
+    "local-midnight-daily": local_midnight_daily,
+    "dst-hourly-berlin": dst_hourly_berlin,
+    "dst-time-based-new-york": dst_time_based_new_york,
+    "rotate-interval-boundary": rotate_interval_boundary,
+    "error-inside-200-not-applied": error_inside_200_not_applied,
+    "error-inside-200-with-keys": error_inside_200_with_keys,
+    "error-inside-200-applied": error_inside_200_applied,
+}
+
+
 KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "late-records-at-hour-edges": late_records_at_hour_edges,
     "crash-mid-stream": crash_mid_stream,
@@ -212,6 +410,7 @@ KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "zombie-task": zombie_task,
     "rotate-interval-table": rotate_interval_table,
     "idle-partition-never-flushes": idle_partition,
+    **SPACE_SCENARIOS,
 }
 
 # the process faults a deployment sees besides crashes and zombies (#487, R1.7/R1.8)

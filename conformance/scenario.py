@@ -130,7 +130,7 @@ def _secret(key: str) -> bool:
     return any(s in k for s in ("secret", "password", "token", "access.key", "accesskey", "secretkey"))
 
 
-_SEQ_TEXT = re.compile(r"^seq=(\d+)$")
+_SEQ_TEXT = re.compile(r"^seq=(\d+)(?: .*)?$", re.S)  # `seq=<n>`, maybe with more text after a space
 
 
 def _is_envelope(v: Any) -> bool:

@@ -5,11 +5,12 @@ records, the default partitioner, no rotation by time, no nulls.
 """
 from __future__ import annotations
 
-import base64
+import functools
 from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance import values
 from conformance.scenario import VALUE_KINDS_BY_CONVERTER, FaultStep, Scenario, converter_kind, seq_value
 from conformance.wire import with_worker_converters
 from reference_impl.converters import BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
@@ -153,13 +154,51 @@ def formats_for(target_kind: str) -> tuple[str, ...]:
     return CONFLUENT_FORMATS if target_kind == "confluent" else SINK_FORMATS
 
 
+# time zones: UTC, whole-hour and half-hour offsets with and without DST, and Lord Howe's
+# half-hour DST change
+ZONES = ("UTC", "Europe/Berlin", "Asia/Kolkata", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu")
+# TimeBasedPartitioner's path.format and the durations that go with it (R6.3)
+TIME_PATHS = (
+    ("'d'=dd/'h'=HH/'m'=mm", (600_000, 60_000, 3_600_000)),
+    ("'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", (3_600_000, 25_200_000)),
+    ("'dt'=yyyy-MM-dd/'hr'=HH/", (3_600_000, 86_400_000)),
+    ("YYYYMMdd'T'HHmm", (600_000, 1_800_000)),
+    ("'year'=YYYY/'week'=ww", (604_800_000,)),
+)
+LOCALES = ("en-US", "en", "de-DE", "fr", "ja-JP")
+
+
+@st.composite
+def naming_options(draw: st.DrawFn, fmt: str) -> dict[str, str]:
+    """R5's naming options, set in one config in three: topics.dir (blank or nested too),
+    directory.delim, file.delim, filename.offset.zero.pad.width (widths above 10 too), and for
+    ByteArray its extension and separator (R10.2). Shrinks toward the defaults."""
+    if draw(st.integers(0, 2)) > 0:
+        return {}
+    cfg: dict[str, str] = {}
+    for prop, choices in (("topics.dir", (None, "topics", "", "data/raw", "archive")),
+                          ("directory.delim", (None, None, "_")),
+                          ("file.delim", (None, "-", "_")),
+                          ("filename.offset.zero.pad.width", (None, "1", "3", "12", "20"))):
+        v = draw(st.sampled_from(choices))
+        if v is not None:
+            cfg[prop] = v
+    if fmt == "bytearray":
+        ext = draw(st.sampled_from((None, ".dat", ".raw.bytes")))
+        sep = draw(st.sampled_from((None, "\r\n", "|", "<EOR>")))
+        cfg.update({k: v for k, v in (("format.bytearray.extension", ext), ("format.bytearray.separator", sep))
+                    if v is not None})
+    return cfg
+
+
 @st.composite
 def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS) -> dict[str, str]:
     """Connector configs a sink runs in the suite, across the matrix: partitioners × timestamp
-    extractors × rotation (flush.size, rotate.interval.ms with and without partition-change
-    rotation, rotate.schedule.interval.ms) × value formats and gzip × null policies ×
-    keys/headers. Shrinks toward DefaultPartitioner, JSON, no gzip, nulls ignored, no keys or
-    headers."""
+    extractors × time zones, path formats and locales × rotation (flush.size, rotate.interval.ms
+    with and without partition-change rotation, rotate.schedule.interval.ms) × value formats and
+    gzip × R5's naming options × null policies × keys/headers. Most configs rotate by record
+    time or size alone, so the model gives an exact object set. Shrinks toward
+    DefaultPartitioner, JSON, no gzip, the default names, nulls ignored, no keys or headers."""
     cfg = {
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "storage.class": "io.confluent.connect.s3.storage.S3Storage",
@@ -172,27 +211,31 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS) -> di
         cfg.update({"partitioner.class": P + "FieldPartitioner", "partition.field.name": "region"})
     elif part != "default":
         cls = {"hourly": "HourlyPartitioner", "daily": "DailyPartitioner", "time": "TimeBasedPartitioner"}[part]
-        cfg.update({"partitioner.class": P + cls, "locale": "en-US",
-                    "timezone": draw(st.sampled_from(["UTC", "Europe/Berlin", "Asia/Kolkata"])),
-                    "timestamp.extractor": draw(st.sampled_from(["Record", "RecordField", "Wallclock"])),
+        # the Wallclock extractor makes boundaries follow the wall clock: one config in six
+        extractor = draw(st.sampled_from(["Record", "RecordField", "Record", "RecordField", "Record", "Wallclock"]))
+        cfg.update({"partitioner.class": P + cls, "locale": draw(st.sampled_from(LOCALES)),
+                    "timezone": draw(st.sampled_from(ZONES)), "timestamp.extractor": extractor,
                     "timestamp.field": "ts"})
         if part == "time":
-            cfg.update({"partition.duration.ms": str(draw(st.sampled_from([600_000, 60_000, 3_600_000]))),
-                        "path.format": "'d'=dd/'h'=HH/'m'=mm"})
-        if draw(st.booleans()):
+            path, durations = draw(st.sampled_from(TIME_PATHS))
+            cfg.update({"partition.duration.ms": str(draw(st.sampled_from(durations))), "path.format": path})
+        if draw(st.integers(0, 2)) > 0:
             cfg["rotate.interval.ms"] = str(draw(st.sampled_from([3000, 1000, 60000])))
             if draw(st.integers(0, 3)) == 0:
                 cfg["rotate.file.on.partition.change"] = "false"
-    if draw(st.integers(0, 4)) == 0:
+    if draw(st.integers(0, 9)) == 4:  # a middle value: Hypothesis draws the ends of a range more often
         # wall-clock rotation (at-least-once, §16): short intervals so it fires within a run
         cfg.update({"rotate.schedule.interval.ms": str(draw(st.sampled_from([2000, 5000]))),
                     "timezone": cfg.get("timezone", "UTC")})
-    fmt = draw(st.sampled_from(formats))
+    fmt = draw(st.sampled_from([f for f in formats if not (part == "field" and f == "bytearray")]))
     cfg["format.class"] = FORMAT_CLASSES[fmt]
     if fmt == "bytearray" and cfg.get("timestamp.extractor") == "RecordField":
         cfg["timestamp.extractor"] = "Record"  # bytes hold no field: every record would kill the task (R6.5)
     if fmt in ("json", "bytearray") and draw(st.booleans()):
         cfg["s3.compression.type"] = "gzip"
+    if fmt == "json" and draw(st.integers(0, 3)) == 0:
+        cfg["json.decimal.format"] = "NUMERIC"
+    cfg.update(draw(naming_options(fmt)))
     cfg.update(draw(null_policies_and_siblings()))
     cfg.update(draw(converter_configs(cfg)))
     return cfg
@@ -223,14 +266,6 @@ def converter_configs(draw: st.DrawFn, cfg: dict[str, str]) -> dict[str, str]:
     return out
 
 
-SINK_VALUE_SCHEMA = {
-    "type": "struct", "optional": False, "name": "order",
-    "fields": [{"field": "seq", "type": "int64", "optional": False},
-               {"field": "region", "type": "string", "optional": True},
-               {"field": "ts", "type": "int64", "optional": False}],
-}
-
-
 def value_kinds(cfg: dict[str, str]) -> tuple[str, ...]:
     """The kinds of values (conformance.scenario.seq_value) a config can write without its task
     dying on every record, among those its value converter gives: ByteArray needs bytes
@@ -249,21 +284,57 @@ def value_kinds(cfg: dict[str, str]) -> tuple[str, ...]:
     return tuple(k for k in wanted if k in given)
 
 
-def key_value(text: str, kind: str) -> Any:
-    """A record key holding `text`, in the notation of a key converter of `kind`."""
-    if kind == "json-schemas":
-        return {"schema": {"type": "string", "optional": True}, "payload": text}
-    if kind == "bytearray":
-        return base64.b64encode(text.encode()).decode()
-    return text
+@functools.lru_cache(maxsize=None)
+def zone_anchors(zone: str) -> tuple[int, ...]:
+    """Instants worth putting records around for a config in `zone`: an hour edge in UTC, the
+    zone's local midnight, and the zone's offset changes of 2024 (DST, to the minute)."""
+    import datetime as dt
+    import zoneinfo
+
+    tz = dt.timezone.utc if zone.upper() == "UTC" else zoneinfo.ZoneInfo(zone)
+    out = [T0, int(dt.datetime(2024, 5, 1, tzinfo=tz).timestamp() * 1000)]
+    t = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    before = t.astimezone(tz).utcoffset()
+    for _ in range(366 * 24):
+        nxt = t + dt.timedelta(hours=1)
+        if nxt.astimezone(tz).utcoffset() != before:
+            while t.astimezone(tz).utcoffset() == before:
+                t += dt.timedelta(minutes=1)
+            out.append(int(t.timestamp() * 1000))
+            before = t.astimezone(tz).utcoffset()
+        t = nxt
+    return tuple(out)
+
+
+# the regions FieldPartitioner encodes: plain, null (`region=null`) and one with a '/' inside
+# (values are not escaped: it makes a directory level of its own, R6.2)
+REGIONS = ("eu", "us", "eu", "us", None, "eu/west")
+
+
+@st.composite
+def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, schema: dict[str, Any]) -> Any:
+    """A value of `kind` (conformance.scenario.seq_value) carrying `seq`, in the notation of the
+    value converter: Structs of `schema`, schemaless maps with nested extras, text, bytes."""
+    region = draw(st.sampled_from(REGIONS))
+    if kind == "struct":
+        return {"schema": schema, "payload": draw(values.struct_payload(schema, seq, region, ts))}
+    if kind == "map":
+        extras = draw(values.schemaless_extras())
+        return {"seq": seq, "region": region, "ts": ts, **extras}
+    if kind == "string" and draw(st.booleans()):
+        text = f"seq={seq} {draw(st.sampled_from(values.TEXTS))}"
+        return {"schema": {"type": "string", "optional": False}, "payload": text} if converter == "json-schemas" else text
+    return seq_value(seq, kind, {"region": region, "ts": ts}, None, converter)
 
 
 @st.composite
 def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
                  cfg: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Records with a `seq` in every value (how checkers find them in S3), of the kinds the
-    config can write (value_kinds): late and out-of-order timestamps, hour edges, idle gaps,
-    keys, headers, regions, and null values in some streams (rarely where nulls kill the task)."""
+    config can write (value_kinds), across Connect's types (conformance.values): timestamps
+    late and out of order, around hour edges, local midnight and DST changes of the config's
+    zone, with idle gaps; keys null, text, maps or Structs; headers none, one or several (text,
+    bytes, null); null values in some streams (rarely where nulls kill the task)."""
     cfg = with_worker_converters(cfg or {})
     kinds = value_kinds(cfg)
     if not kinds:
@@ -271,11 +342,17 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
                          f"({cfg.get('format.class', JSON_FORMAT).rsplit('.', 1)[-1]}, "
                          f"{cfg.get('partitioner.class', 'DefaultPartitioner').rsplit('.', 1)[-1]})")
     converter, key_kind = converter_kind(cfg), converter_kind(cfg, "key")
+    keys_stored = cfg.get("store.kafka.keys", "false").lower() == "true"
+    headers_stored = cfg.get("store.kafka.headers", "false").lower() == "true"
+    schema = draw(values.value_schemas())
     n = draw(st.integers(1, max_records))
     tps = [(t, p) for t, k in topics.items() for p in range(k)]
-    clock = T0 - draw(st.sampled_from([0, 1500, 60_000]))
+    anchor = draw(st.sampled_from(zone_anchors(cfg.get("timezone", "UTC") or "UTC")))
+    clock = anchor - draw(st.sampled_from([0, 1500, 60_000, 3_600_000]))
     fatal_nulls = cfg.get("behavior.on.null.values", "fail").lower() == "fail"
     with_nulls = draw(st.integers(0, 3)) == 0 if fatal_nulls else draw(st.booleans())
+    # where stored keys must not be null (R11.4), a null key comes in one stream in five
+    null_keys = not keys_stored or draw(st.integers(0, 4)) == 0
     out = []
     for seq in range(n):
         t, p = draw(st.sampled_from(tps))
@@ -284,10 +361,10 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
         if with_nulls and draw(st.integers(0, 7)) == 0:
             value = None
         else:
-            value = seq_value(seq, draw(st.sampled_from(kinds)), {"region": draw(st.sampled_from(["eu", "us"])),
-                                                                  "ts": ts}, SINK_VALUE_SCHEMA, converter)
-        out.append({"topic": t, "partition": p, "timestamp": ts, "key": key_value(f"k{seq % 5}", key_kind), "value": value,
-                    "headers": [["h", str(seq)]]})
+            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, schema))
+        out.append({"topic": t, "partition": p, "timestamp": ts,
+                    "key": draw(values.record_keys(key_kind, seq, null_keys)), "value": value,
+                    "headers": draw(values.header_lists(seq, headers_stored))})
     return out
 
 

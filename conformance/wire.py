@@ -142,8 +142,27 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def header_value_bytes(value: Any) -> bytes | None:
+    """A header value in a scenario: null, text (its UTF-8), or `{"base64": …}` for bytes."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        try:
+            return base64.b64decode(str(value["base64"]), validate=True)
+        except (KeyError, binascii.Error, ValueError):
+            raise NotRealizable(f"a header value {json.dumps(value)[:60]} is text, null or {{\"base64\": …}}") from None
+    return str(value).encode("utf-8")
+
+
+def header_text(value: Any) -> str | None:
+    """What the sink holds for a header value: SimpleHeaderConverter reads the bytes as UTF-8
+    text (and scenarios carry only text it gives back as it is)."""
+    raw = header_value_bytes(value)
+    return None if raw is None else raw.decode("utf-8", "replace")
+
+
 def _header_bytes(headers: Any) -> tuple[tuple[str, bytes | None], ...]:
-    return tuple((h[0], None if h[1] is None else str(h[1]).encode("utf-8")) for h in headers or [])
+    return tuple((h[0], header_value_bytes(h[1])) for h in headers or [])
 
 
 def record_to_produce(r: Mapping[str, Any], key_conv: Converter, value_conv: Converter) -> RecordToProduce:
@@ -173,7 +192,7 @@ def sink_record(r: Mapping[str, Any], offset: int, key_conv: Converter, value_co
     return SinkRecord(
         topic=p.topic, partition=p.partition, offset=offset, timestamp=p.timestamp,
         key=key.value, key_schema=key.schema, value=value.value, value_schema=value.schema,
-        headers=None if headers is None else tuple((h[0], None if h[1] is None else str(h[1])) for h in headers))
+        headers=None if headers is None else tuple((h[0], header_text(h[1])) for h in headers))
 
 
 def sink_records(config: Mapping[str, str], records: Sequence[Mapping[str, Any]], offsets: Sequence[int],

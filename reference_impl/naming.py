@@ -57,3 +57,13 @@ def sibling_key(cfg: SinkConfig, value_key: str, view: str) -> str | None:
 def views_stored(cfg: SinkConfig) -> tuple[str, ...]:
     """The sibling views every data file gets (R11.1): keys, then headers."""
     return (("keys",) if cfg.store_kafka_keys else ()) + (("headers",) if cfg.store_kafka_headers else ())
+
+
+def encoded_partition_of(cfg: SinkConfig, key: str, topic: str, partition: int, start_offset: int) -> str | None:
+    """The encoded partition in `key` when it is the connector's name (R5.1) for a file of
+    `topic`/`partition` starting at `start_offset` under some encoded partition; else None."""
+    head = directory(cfg, topic, "")
+    tail = object_key(cfg, topic, partition, "", start_offset)[len(head):]
+    if len(key) > len(head) + len(tail) and key.startswith(head) and key.endswith(tail):
+        return key[len(head): len(key) - len(tail)]
+    return None

@@ -22,4 +22,17 @@ VARIANTS: dict[str, str] = {
     "leak-multipart": "leaves multipart uploads open when it abandons a file (error or close)",
     "zombie-overwrite": "an evicted instance, resumed, flushes a stale file over the newer object of the same key",
     "last-record-missing": "flushes the latest file of a partition without its last record",
+    # the config and record space (issue: detection power)
+    "no-trailing-separator": "writes a separator between records but none after the last one (R10.1, R10.2)",
+    "ignore-topics-dir": "names objects under topics/ whatever topics.dir says (R5.1)",
+    "pad-capped": "takes a filename.offset.zero.pad.width above 10 as 10 (R5.1)",
+    "utc-buckets": "floors time buckets on UTC time instead of the zone's local time (R6.3)",
+    "dst-fixed-offset": "keeps the zone's offset at a writer's first record for all its records (R6.3, DST)",
+    "rotate-interval-exclusive": "rotates when rotate.interval.ms is exceeded, not reached (R3.2 is inclusive)",
+    "headers-first-only": "writes only the first header of each record (R11.3)",
+    "keys-unquoted": "writes a string key as its bare text, not as JSON (R11.3)",
+    "json-as-received": "re-serializes a JSON value as it arrived (document order, Python's numbers) (R10.1)",
+    "decimal-always-base64": "writes Decimals as base64 whatever json.decimal.format says (R10.1)",
+    "error-200-ignored": "takes an error inside CompleteMultipartUpload's 200 answer as success (#855)",
+    "field-slash-escaped": "escapes a '/' inside a FieldPartitioner value (the connector writes it as it is, R6.2)",
 }

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import datetime as dt
 import json
 import random
@@ -99,11 +100,12 @@ AVRO_FORMAT_CLASS = "io.confluent.connect.s3.format.avro.AvroFormat"
 _TBP = "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$"
 _EXTRACTORS = {f"{_TBP}{n}TimestampExtractor": n for n in ("Wallclock", "Record", "RecordField")}
 
-_JODA = {"YYYY": "%Y", "yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%M"}
+_JODA = {"YYYY": "%Y", "yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%M", "ww": "%V"}
 
 
 def joda_formatter(pattern: str) -> Callable[[dt.datetime], str]:
-    """A Joda path.format subset: 'quoted literals' ('' is a quote), YYYY/yyyy, MM, dd, HH, mm."""
+    """A Joda path.format subset: 'quoted literals' ('' is a quote), YYYY/yyyy, MM, dd, HH, mm, and
+    ww (ISO week of the week-based year, beside YYYY's year of era: R6.3)."""
     out: list[str | tuple[str]] = []
     i = 0
     while i < len(pattern):
@@ -125,7 +127,7 @@ def joda_formatter(pattern: str) -> Callable[[dt.datetime], str]:
         tok = pattern[i:j]
         if tok not in _JODA:
             raise SinkConfigError(f"path.format={pattern!r}: the Python sink supports 'literals', "
-                                  f"YYYY, yyyy, MM, dd, HH and mm, not {tok!r}")
+                                  f"YYYY, yyyy, MM, dd, HH, mm and ww, not {tok!r}")
         out.append((_JODA[tok],))
         i = j
     return lambda t: "".join(p if isinstance(p, str) else t.strftime(p[0]) for p in out)
@@ -688,11 +690,24 @@ class Writer:
         if s.partitioner == "default":
             return f"partition={rec.partition}"
         if s.partitioner == "field":
+            if self.task.variant == "field-slash-escaped" and isinstance(payload, dict):
+                # BUG(field-slash-escaped): a '/' in a field value is escaped as %2F (the
+                # connector writes values as they are: a '/' makes a directory level, R6.2)
+                payload = {k: v.replace("/", "%2F") if isinstance(v, str) else v for k, v in payload.items()}
             return field_ep(schema if has_schema else None, payload, s.field_names, rec.offset, s.dir_delim)
         if ts is None:
             raise TaskFailed(f"offset {rec.offset}: the Record extractor needs a record timestamp")
         assert s.path is not None
-        return s.path(dt.datetime.fromtimestamp(time_bucket(ts, s.duration_ms, s.tz) / 1000, s.tz))
+        tz = s.tz
+        if self.task.variant == "utc-buckets":
+            tz = dt.timezone.utc  # BUG(utc-buckets): buckets floored on UTC, not local, time (R6.3)
+        elif self.task.variant == "dst-fixed-offset":
+            # BUG(dst-fixed-offset): the zone's offset at the writer's first record, for every record
+            self.fixed_tz = getattr(self, "fixed_tz", None) or dt.timezone(
+                dt.timedelta(milliseconds=_offset_at(ts, s.tz)))
+            return s.path(dt.datetime.fromtimestamp(time_bucket(ts, s.duration_ms, self.fixed_tz) / 1000,
+                                                    self.fixed_tz))
+        return s.path(dt.datetime.fromtimestamp(time_bucket(ts, s.duration_ms, tz) / 1000, s.tz))
 
     def rotate_on_time(self, ep: str | None, ts: int | None, now: int) -> tuple[bool, bool]:
         """(rotate?, periodic-or-scheduled?) for R3.2/R3.3/R3.4."""
@@ -705,7 +720,8 @@ class Writer:
                 # record, not on record timestamps.
                 if self.first_wall is not None and now - self.first_wall >= s.rotate_interval_ms:
                     return True, True
-            elif ts is not None and self.base_ts is not None and ts - self.base_ts >= s.rotate_interval_ms:
+            elif ts is not None and self.base_ts is not None and ts - self.base_ts >= s.rotate_interval_ms + (
+                    1 if variant == "rotate-interval-exclusive" else 0):  # BUG(rotate-interval-exclusive): > not >=
                 return True, True
             # BUG(no-partition-change-rotation): the R3.3 check is skipped.
             if (ep is not None and s.partition_change and variant != "no-partition-change-rotation"
@@ -779,9 +795,13 @@ class Writer:
             # BUG(renumber-after-restart): offsets in names count from where this instance
             # started, so a restarted sink numbers its files from 0 again.
             start -= self.task.start_offsets.get(self.tp, 0)
-        d, f = self.s.dir_delim, self.s.file_delim
-        prefix = f"{self.s.topics_dir}{d}" if self.s.topics_dir.strip() else ""
-        return f"{prefix}{t}{d}{ep}{d}{t}{f}{p}{f}{start:0{self.s.pad}d}" + self.s.value_ext
+        d, f, pad, topics_dir = self.s.dir_delim, self.s.file_delim, self.s.pad, self.s.topics_dir
+        if self.task.variant == "ignore-topics-dir":
+            topics_dir = "topics"  # BUG(ignore-topics-dir): the default directory, whatever topics.dir says
+        if self.task.variant == "pad-capped":
+            pad = min(pad, 10)  # BUG(pad-capped): widths above 10 are taken as 10
+        prefix = f"{topics_dir}{d}" if topics_dir.strip() else ""
+        return f"{prefix}{t}{d}{ep}{d}{t}{f}{p}{f}{start:0{pad}d}" + self.s.value_ext
 
     def open_set(self, ep: str, start: int) -> FileSet:
         """The objects of a new data file (nothing is sent to S3 until a part fills or it is
@@ -804,15 +824,26 @@ class Writer:
                      has_schema: bool) -> list[bytes]:
         """One record's bytes for each object of `fs`, in stream order. Every check runs before
         anything is appended, so the objects of a file stay aligned (R11.4)."""
-        s = self.s
-        key = key_line(rec, s.key_conv, s.decimal_format) if s.keys else None  # R11.4: a null key
+        s, variant = self.s, self.task.variant
+        decimals = "BASE64" if variant == "decimal-always-base64" else s.decimal_format  # BUG(decimal-always-base64)
+        key = key_line(rec, s.key_conv, decimals) if s.keys else None  # R11.4: a null key
+        if key is not None and variant == "keys-unquoted" and key.startswith(b'"'):
+            key = json.loads(key).encode() + b"\n"  # BUG(keys-unquoted): a string key written as its bare text
+        if s.headers and variant == "headers-first-only" and rec.headers:
+            rec = dataclasses.replace(rec, headers=rec.headers[:1])  # BUG(headers-first-only): later headers dropped
         headers = headers_line(rec) if s.headers else None  # R11.4: no headers
         out: list[bytes] = []
         if fs.has_value:
             if s.value_format == "bytearray":
                 out.append(bytes_value(schema, payload, has_schema, rec.offset) + s.bytearray_sep)  # R10.2
             else:
-                out.append(json_line(schema, payload, has_schema, s.decimal_format, rec.offset))  # R10.1
+                if variant == "json-as-received" and payload is not None:
+                    # BUG(json-as-received): the payload re-serialized as it arrived (document order,
+                    # Python's number spelling) instead of written from the Connect data
+                    out.append(json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+                               + b"\n")
+                else:
+                    out.append(json_line(schema, payload, has_schema, decimals, rec.offset))  # R10.1
         elif not tomb:
             raise TaskFailed(f"offset {rec.offset}: Value writer not configured: the object key {fs.key!r} contains "
                              f"the tombstone.encoded.partition string {s.tombstone_ep!r}, so it gets no value "
@@ -826,7 +857,7 @@ class Writer:
     # -- the multipart stream of one file (R7.1) --
     def append(self, f: OpenFile, offset: int, line: bytes) -> None:
         f.records += 1
-        if self.task.variant in ("partial-visible", "last-record-missing"):
+        if self.task.variant in ("partial-visible", "last-record-missing", "no-trailing-separator"):
             f.lines.append(line)  # those variants rebuild bodies from the lines
         if self.s.gzip:
             if f.gz is None:
@@ -882,6 +913,15 @@ class Writer:
                 self.abort(f)
             f.upload_id, f.parts, f.gz = None, [], None
             f.buf = bytearray(self._gz(body) if s.gzip else body)
+        if variant == "no-trailing-separator" and f.lines and f.records > 0:
+            # BUG(no-trailing-separator): a separator between records, none after the last
+            sep = s.bytearray_sep if s.value_format == "bytearray" and f.key.endswith(s.value_ext) else b"\n"
+            body = b"".join(f.lines)
+            body = body[: -len(sep)] if sep and body.endswith(sep) else body
+            if f.upload_id is not None:
+                self.abort(f)
+            f.upload_id, f.parts, f.gz = None, [], None
+            f.buf = bytearray(self._gz(body) if s.gzip else body)
         if variant == "partial-visible" and len(f.lines) > 1:
             # BUG(partial-visible): the first half goes up as a complete object under the final
             # key, and stays visible while the rest is written.
@@ -899,7 +939,12 @@ class Writer:
                     MultipartUpload={"Parts": f.parts})
         except (Killed, Fenced):
             raise
-        except Exception:
+        except Exception as e:
+            if variant == "error-200-ignored" and "InternalError" in str(e):
+                # BUG(error-200-ignored): an error inside Complete's 200 answer read as success
+                f.upload_id = None
+                inst.journal_event("complete", f.key, f.records)
+                return
             self.abort(f)  # the Python sink aborts here too (Confluent leaks it, R7.6)
             raise
         f.upload_id = None
