@@ -176,10 +176,16 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
                        + "): no-loss and commit-safety measured, not claimed")
     process_faults = any(f.kind in ("crash", "pause", "rebalance", "kill-worker", "pause-worker") for f in faults)
     s3_faults = any(f.kind == "s3" for f in faults)
-    if not process_faults and (kind == "pysink" or not s3_faults):
+    # a CreateMultipartUpload whose answer never came makes an upload the sink never heard of
+    unknown_upload = any(f.kind == "s3" and f.params.get("action") == "drop-response"
+                         and f.params.get("operation") in ("CreateMultipartUpload", "*") for f in faults)
+    if not process_faults and not unknown_upload and (kind == "pysink" or not s3_faults):
         # the Python sink aborts every upload it gives up; Confluent's leaks after a failed
         # Complete and on discarded writers (R7.6), and any sink leaks when it is killed
         props.add("multipart-hygiene")
+    elif unknown_upload:
+        reasons.append("an upload created by a CreateMultipartUpload whose answer was lost is one no sink can "
+                       "abort: multipart hygiene measured, not claimed")
     else:
         reasons.append("incomplete multipart uploads may be left by crashes and failed completes (R7.5, R7.6): measured, not claimed")
     return Claim("exactly-once" if exactly else "at-least-once", frozenset(props), "confluent", tuple(reasons))

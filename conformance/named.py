@@ -315,7 +315,9 @@ def local_midnight_daily() -> Scenario:
     t = 1714587600000  # 2024-05-01T18:20:00Z, 23:50 in Kolkata
     cfg = {**BASE, "flush.size": "100", "partitioner.class": DAILY, "locale": "en-IN", "timezone": "Asia/Kolkata",
            "timestamp.extractor": "Record", "rotate.interval.ms": "600000", "filename.offset.zero.pad.width": "12"}
-    times = [0, 240_000, 540_000, 599_999, 600_000, 610_000, 900_000, 300_000, 1_200_000, 1_800_000, 1_801_000]
+    # a late record back in the 1st, then one in the 2nd again: partition change closes each file
+    times = [0, 240_000, 540_000, 599_999, 600_000, 610_000, 900_000, 300_000, 950_000, 1_200_000, 1_800_000,
+             1_801_000]
     return Scenario("local-midnight-daily", cfg, {"events": 1}, [_rec(i, t + d) for i, d in enumerate(times)],
                     notes="R6.3 local days, R3.2 inclusive interval")
 
@@ -348,6 +350,57 @@ def dst_time_based_new_york() -> Scenario:
         recs.append({"topic": "events", "partition": 0, "timestamp": PUBLIC_T, "key": f"k{i}",
                      "value": {"seq": i, "at": iso.isoformat(timespec="milliseconds")}, "headers": []})
     return Scenario("dst-time-based-new-york", cfg, {"events": 1}, recs, notes="R6.3 S9, R6.5 ISO strings")
+
+
+def dst_hourly_lord_howe() -> Scenario:
+    """HourlyPartitioner on Lord Howe Island, whose clocks go back half an hour (2024-04-07:
+    local 02:00 LHDT becomes 01:30 LHST): an hour's records straddle the change, and each
+    bucket is the local hour floored on local epoch milliseconds (R6.3)."""
+    t = 1712412000000  # 2024-04-06T14:00:00Z, 01:00 LHDT
+    cfg = {**BASE, "flush.size": "100", "partitioner.class": HOURLY, "locale": "en-AU",
+           "timezone": "Australia/Lord_Howe", "timestamp.extractor": "Record", "rotate.interval.ms": "5400000"}
+    mins = [0, 20, 29, 31, 45, 59, 61, 75, 89, 91, 100, 130, 170]
+    return Scenario("dst-hourly-lord-howe", cfg, {"events": 1}, [_rec(i, t + m * 60_000) for i, m in enumerate(mins)],
+                    notes="R6.3 local hours across a half-hour DST change")
+
+
+def field_partition_decimals() -> Scenario:
+    """FieldPartitioner on two Struct fields (joined by directory.delim, R5.2), a value holding
+    a '/' (not escaped, R6.2); Decimals of two scales written as JSON numbers
+    (json.decimal.format=NUMERIC, R10.1), gzip."""
+    schema = {"type": "struct", "name": "payment", "optional": False, "fields": [
+        {"field": "seq", "type": "int64", "optional": False},
+        {"field": "region", "type": "string", "optional": False},
+        {"field": "tier", "type": "int32", "optional": True},
+        {"field": "price", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
+         "parameters": {"scale": "3"}, "optional": False},
+        {"field": "units", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
+         "parameters": {"scale": "0"}, "optional": True}]}
+    cfg = {**BASE, "value.converter.schemas.enable": "true", "flush.size": "2", "partitioner.class": FIELD,
+           "partition.field.name": "region,tier",
+           "json.decimal.format": "NUMERIC", "s3.compression.type": "gzip"}
+    recs = []
+    for i in range(9):
+        price = (-1) ** i * (1999 + 100_000 * i)
+        payload = {"seq": i, "region": ["eu/west", "us", "eu/west"][i % 3], "tier": None if i == 4 else i % 2,
+                   "price": base64.b64encode(price.to_bytes(4, "big", signed=True)).decode(),
+                   "units": None if i % 4 == 0 else base64.b64encode((10 ** i).to_bytes(5, "big", signed=True)).decode()}
+        recs.append({"topic": "events", "partition": 0, "timestamp": PUBLIC_T + i, "key": f"k{i}",
+                     "value": {"schema": schema, "payload": payload}, "headers": []})
+    return Scenario("field-partition-decimals", cfg, {"events": 1}, recs, notes="R5.2, R6.2, R10.1")
+
+
+def zombie_with_keys() -> Scenario:
+    """A zombie on two partitions with keys stored (no conditional writes then, R8.1): the
+    paused task, resumed after the other member took over, must not put an older file over a
+    newer one (#800)."""
+    cfg = {**BASE, "flush.size": "4", "store.kafka.keys": "true", "keys.format.class": JSON}
+    recs = [{**r, "partition": r["value"]["seq"] % 2} for r in _small(24)]
+    return Scenario("zombie-with-keys", cfg, {"events": 2}, recs,
+                    faults=[FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 3}),
+                            FaultStep(12, "wait-fired", {"rule": 0, "seconds": 30}),
+                            FaultStep(12, "pause"), FaultStep(24, "wait", {"seconds": 2.0}),
+                            FaultStep(24, "release"), FaultStep(24, "resume")])
 
 
 def rotate_interval_boundary() -> Scenario:
@@ -395,6 +448,9 @@ SPACE_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "local-midnight-daily": local_midnight_daily,
     "dst-hourly-berlin": dst_hourly_berlin,
     "dst-time-based-new-york": dst_time_based_new_york,
+    "dst-hourly-lord-howe": dst_hourly_lord_howe,
+    "field-partition-decimals": field_partition_decimals,
+    "zombie-with-keys": zombie_with_keys,
     "rotate-interval-boundary": rotate_interval_boundary,
     "error-inside-200-not-applied": error_inside_200_not_applied,
     "error-inside-200-with-keys": error_inside_200_with_keys,
@@ -410,6 +466,7 @@ KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "zombie-task": zombie_task,
     "rotate-interval-table": rotate_interval_table,
     "idle-partition-never-flushes": idle_partition,
+    "task-restart-mid-stream": task_restart_mid_stream,
     **SPACE_SCENARIOS,
 }
 

@@ -368,8 +368,8 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     return out
 
 
-FAULT_KINDS = ("crash", "crash-mid-upload", "lost-commit", "s3-503", "s3-500", "s3-error-200", "zombie",
-               "rebalance", "config-update")
+FAULT_KINDS = ("crash", "crash-mid-upload", "lost-commit", "s3-503", "s3-500", "s3-error-200", "s3-drop-response",
+               "zombie", "rebalance", "config-update")
 # How long a generated schedule waits for an S3 rule to fire before going on. The rules kept
 # (that_can_fire) have uploads to fire on, so the bound is rarely reached; on a real Kafka Connect
 # worker the first upload after a crash waits for the dead consumer's session to expire and the
@@ -408,8 +408,15 @@ def one_fault(draw: st.DrawFn, n_records: int, index: int) -> list[FaultStep]:
         return [FaultStep(at, "s3", {"operation": op, "action": "fail", "status": int(kind[3:]),
                                      "nth": draw(st.integers(1, 2)), "name": name})]
     if kind == "s3-error-200":
+        # S3 answers Complete with 200 at once and the outcome later: the error may come after
+        # the upload completed (forward) or instead of it
         return [FaultStep(at, "s3", {"operation": "CompleteMultipartUpload", "action": "error-200", "status": 200,
-                                     "nth": draw(st.integers(1, 2)), "name": name})]
+                                     "nth": draw(st.integers(1, 2)), "forward": draw(st.booleans()), "name": name})]
+    if kind == "s3-drop-response":
+        # S3 applies the request and the answer never reaches the sink (a broken connection)
+        op = draw(st.sampled_from(["UploadPart", "CompleteMultipartUpload", "CreateMultipartUpload"]))
+        return [FaultStep(at, "s3", {"operation": op, "action": "drop-response", "nth": draw(st.integers(1, 2)),
+                                     "name": name})]
     if kind == "zombie":
         # paused mid-complete past the poll interval, another member takes over, then the
         # paused one wakes up and finishes what it was doing; the records that close the file it
@@ -430,8 +437,9 @@ def one_fault(draw: st.DrawFn, n_records: int, index: int) -> list[FaultStep]:
 @st.composite
 def fault_schedules(draw: st.DrawFn, n_records: int, max_faults: int = 2) -> list[FaultStep]:
     """0–`max_faults` faults (FAULT_KINDS): a crash, a crash at the k-th UploadPart, a lost
-    offset commit, 503/500 on an S3 call, a 200 carrying an error on Complete, a zombie, a
-    rebalance, a config update. Shrinks toward fewer faults and earlier ones."""
+    offset commit, 503/500 on an S3 call, a 200 carrying an error on Complete, a response
+    dropped after S3 applied the request, a zombie, a rebalance, a config update. Shrinks toward
+    fewer faults and earlier ones."""
     steps: list[FaultStep] = []
     for i in range(draw(st.integers(0, max_faults))):
         steps += draw(one_fault(n_records, i))
