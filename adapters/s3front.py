@@ -221,7 +221,121 @@ class _Dropped(Exception):
     """The client connection was closed without an answer (on purpose or by the client)."""
 
 
-class S3FaultFront:
+class FaultRules:
+    """S3 fault rules and their firings: which rule a request matches, whether it is due, and
+    one FaultEvent per rule (fired or not). The HTTP fault front applies them to requests on the
+    wire; the Python sink's simulated S3 (adapters.memory_s3) to calls in memory."""
+
+    def __init__(self, now: Any = None):
+        self.now = now or _now_ms
+        self._rules: dict[str, _RuleState] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._stopping = False
+
+    # --- rules -----------------------------------------------------------------------------
+    def add_rule(self, rule: FaultRule) -> str:
+        """Arm a rule (it counts matching requests from now on); returns its id."""
+        with self._lock:
+            rid = f"r{next(self._ids)}"
+            self._rules[rid] = _RuleState(rid, dataclasses.replace(rule), self.now())
+            return rid
+
+    def remove_rule(self, rule_id: str) -> None:
+        """Disarm a rule (its hung requests go on); it stays in events()."""
+        self.release(rule_id)
+        with self._lock:
+            self._rules[rule_id].retired = True
+
+    def release(self, rule_id: str | None = None) -> None:
+        """Let hung requests go on to the S3 server: those of `rule_id`, or of every hang rule.
+        A released hang rule fires no more."""
+        with self._lock:
+            if rule_id is not None and rule_id not in self._rules:
+                raise KeyError(f"no rule {rule_id!r}; rules: {sorted(self._rules)}")
+            for rid, st in self._rules.items():
+                if rule_id is not None and rid != rule_id:
+                    continue
+                if st.rule.action == "hang":
+                    st.retired = True
+                for f in st.firings:
+                    f.released.set()
+
+    def wait_fired(self, rule_id: str, timeout_s: float) -> bool:
+        """Wait at most `timeout_s` for the rule to fire; True when it has."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            if rule_id not in self._rules:
+                raise KeyError(f"no rule {rule_id!r}; rules: {sorted(self._rules)}")
+            while not self._rules[rule_id].firings:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+            return True
+
+    def hung(self) -> list[S3Request]:
+        """Requests hanging right now."""
+        with self._lock:
+            return [f.request for st in self._rules.values() if st.rule.action == "hang"
+                    for f in st.firings if not f.released.is_set()]
+
+    def events(self) -> list[FaultEvent]:
+        """One FaultEvent per rule, in the order added: fired or not; `at_ms` when it first fired,
+        `until_ms` when its last firing ended (a hang released, a delay over; None while hung)."""
+        with self._lock:
+            return [self._event(st) for st in self._rules.values()]
+
+    def _event(self, st: _RuleState) -> FaultEvent:
+        r = st.rule
+        params: dict[str, Any] = dataclasses.asdict(r)
+        params.update(rule_id=st.rule_id, fired_count=len(st.firings), matched=st.seen,
+                      firings=[f.to_json() for f in st.firings[:50]])
+        label = f"{r.name}: " if r.name else ""
+        if not st.firings:
+            what = r.operation + (f" key={r.key}" if r.key else "") + (
+                f" part={r.part_number}" if r.part_number is not None else "")
+            detail = (f"{label}{r.action} on {what} never fired: {st.seen} matching request(s) seen, "
+                      f"it waited for request {r.nth}")
+            return FaultEvent("s3", params, False, None, None, detail)
+        first = st.firings[0]
+        detail = f"{label}{r.action} on {first.request.describe()} (matching request {first.seen})"
+        if r.action == "fail":
+            detail += f" -> {r.status} {r.error_code()}"
+        elif r.action == "error-200":
+            detail += (f" -> applied by S3, answered 200 with {r.error_code()}" if r.forward
+                       else f" -> not applied, answered 200 with {r.error_code()}")
+        if len(st.firings) > 1:
+            detail += f"; fired {len(st.firings)} times"
+        notes = sorted({f.note for f in st.firings if f.note})
+        if notes:
+            detail += "; " + "; ".join(notes)
+        untils = [f.until_ms for f in st.firings]
+        until = None if any(u is None for u in untils) else max(u for u in untils if u is not None)
+        return FaultEvent("s3", params, True, first.at_ms, until, detail)
+
+    def _fire(self, req: S3Request) -> tuple[_RuleState, _Firing] | None:
+        """Count the request against every live rule it matches; the first due fires."""
+        chosen = None
+        with self._lock:
+            for st in self._rules.values():
+                if st.retired or not st.rule.matches(req):
+                    continue
+                st.seen += 1
+                due = st.seen >= st.rule.nth and (st.rule.times == 0 or len(st.firings) < st.rule.times)
+                if due and chosen is None:
+                    f = _Firing(req, st.seen, self.now())
+                    if self._stopping:
+                        f.released.set()
+                    st.firings.append(f)
+                    chosen = (st, f)
+            if chosen:
+                self._changed.notify_all()
+        return chosen
+
+
+class S3FaultFront(FaultRules):
     """An S3-aware fault-injecting HTTP proxy on a free loopback port in front of `upstream`."""
 
     def __init__(self, upstream: str, run_dir: str | Path | None = None, *,
@@ -237,15 +351,11 @@ class S3FaultFront:
         self.max_hang_s = max_hang_s
         self.stop_grace_s = stop_grace_s
         self.idle_timeout_s = idle_timeout_s
-        self._rules: dict[str, _RuleState] = {}
-        self._ids = itertools.count(1)
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
+        super().__init__()
         self._log: list[S3Exchange] = []
         self._log_file: Any = None
         self._handlers: dict[int, tuple[socket.socket, threading.Thread]] = {}
         self._busy = 0
-        self._stopping = False
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.port: int | None = None
@@ -361,87 +471,6 @@ class S3FaultFront:
         with self._lock:
             self._handlers.pop(id(h), None)
 
-    # --- rules -----------------------------------------------------------------------------
-    def add_rule(self, rule: FaultRule) -> str:
-        """Arm a rule (it counts matching requests from now on); returns its id."""
-        with self._lock:
-            rid = f"r{next(self._ids)}"
-            self._rules[rid] = _RuleState(rid, dataclasses.replace(rule), _now_ms())
-            return rid
-
-    def remove_rule(self, rule_id: str) -> None:
-        """Disarm a rule (its hung requests go on); it stays in events()."""
-        self.release(rule_id)
-        with self._lock:
-            self._rules[rule_id].retired = True
-
-    def release(self, rule_id: str | None = None) -> None:
-        """Let hung requests go on to the S3 server: those of `rule_id`, or of every hang rule.
-        A released hang rule fires no more."""
-        with self._lock:
-            if rule_id is not None and rule_id not in self._rules:
-                raise KeyError(f"no rule {rule_id!r}; rules: {sorted(self._rules)}")
-            for rid, st in self._rules.items():
-                if rule_id is not None and rid != rule_id:
-                    continue
-                if st.rule.action == "hang":
-                    st.retired = True
-                for f in st.firings:
-                    f.released.set()
-
-    def wait_fired(self, rule_id: str, timeout_s: float) -> bool:
-        """Wait at most `timeout_s` for the rule to fire; True when it has."""
-        deadline = time.monotonic() + timeout_s
-        with self._changed:
-            if rule_id not in self._rules:
-                raise KeyError(f"no rule {rule_id!r}; rules: {sorted(self._rules)}")
-            while not self._rules[rule_id].firings:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._changed.wait(left)
-            return True
-
-    def hung(self) -> list[S3Request]:
-        """Requests hanging right now."""
-        with self._lock:
-            return [f.request for st in self._rules.values() if st.rule.action == "hang"
-                    for f in st.firings if not f.released.is_set()]
-
-    def events(self) -> list[FaultEvent]:
-        """One FaultEvent per rule, in the order added: fired or not; `at_ms` when it first fired,
-        `until_ms` when its last firing ended (a hang released, a delay over; None while hung)."""
-        with self._lock:
-            return [self._event(st) for st in self._rules.values()]
-
-    def _event(self, st: _RuleState) -> FaultEvent:
-        r = st.rule
-        params: dict[str, Any] = dataclasses.asdict(r)
-        params.update(rule_id=st.rule_id, fired_count=len(st.firings), matched=st.seen,
-                      firings=[f.to_json() for f in st.firings[:50]])
-        label = f"{r.name}: " if r.name else ""
-        if not st.firings:
-            what = r.operation + (f" key={r.key}" if r.key else "") + (
-                f" part={r.part_number}" if r.part_number is not None else "")
-            detail = (f"{label}{r.action} on {what} never fired: {st.seen} matching request(s) seen, "
-                      f"it waited for request {r.nth}")
-            return FaultEvent("s3", params, False, None, None, detail)
-        first = st.firings[0]
-        detail = f"{label}{r.action} on {first.request.describe()} (matching request {first.seen})"
-        if r.action == "fail":
-            detail += f" -> {r.status} {r.error_code()}"
-        elif r.action == "error-200":
-            detail += (f" -> applied by S3, answered 200 with {r.error_code()}" if r.forward
-                       else f" -> not applied, answered 200 with {r.error_code()}")
-        if len(st.firings) > 1:
-            detail += f"; fired {len(st.firings)} times"
-        notes = sorted({f.note for f in st.firings if f.note})
-        if notes:
-            detail += "; " + "; ".join(notes)
-        untils = [f.until_ms for f in st.firings]
-        until = None if any(u is None for u in untils) else max(u for u in untils if u is not None)
-        return FaultEvent("s3", params, True, first.at_ms, until, detail)
-
     def requests(self) -> list[tuple[int, S3Request, int]]:
         """(arrival ms, request, status the client got; 0 = no answer) for every proxied request."""
         with self._lock:
@@ -452,25 +481,6 @@ class S3FaultFront:
             return list(self._log)
 
     # --- proxying --------------------------------------------------------------------------
-    def _fire(self, req: S3Request) -> tuple[_RuleState, _Firing] | None:
-        """Count the request against every live rule it matches; the first due fires."""
-        chosen = None
-        with self._lock:
-            for st in self._rules.values():
-                if st.retired or not st.rule.matches(req):
-                    continue
-                st.seen += 1
-                due = st.seen >= st.rule.nth and (st.rule.times == 0 or len(st.firings) < st.rule.times)
-                if due and chosen is None:
-                    f = _Firing(req, st.seen, _now_ms())
-                    if self._stopping:
-                        f.released.set()
-                    st.firings.append(f)
-                    chosen = (st, f)
-            if chosen:
-                self._changed.notify_all()
-        return chosen
-
     def _record(self, x: S3Exchange) -> None:
         with self._lock:
             self._log.append(x)
