@@ -19,8 +19,9 @@ def _now_ms() -> int:
 class BucketReader:
     """Lists one bucket through a boto3 client; bodies are read once per (key, ETag)."""
 
-    def __init__(self, client: Any, bucket: str, read_bodies: bool = True):
+    def __init__(self, client: Any, bucket: str, read_bodies: bool = True, clock: Callable[[], int] | None = None):
         self.client, self.bucket, self.read_bodies = client, bucket, read_bodies
+        self.clock = clock or _now_ms
         self._bodies: dict[tuple[str, str], bytes] = {}
 
     def objects(self) -> tuple[S3Object, ...]:
@@ -53,7 +54,7 @@ class BucketReader:
 
     def sample(self, committed_keys: Callable[[tuple[S3Object, ...]], tuple[str, ...] | None] | None = None
                ) -> BucketSample:
-        at = _now_ms()
+        at = self.clock()
         objs = self.objects()
         return BucketSample(at, objs, self.open_uploads(), committed_keys(objs) if committed_keys else None)
 

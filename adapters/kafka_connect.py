@@ -29,7 +29,6 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -592,9 +591,10 @@ class KafkaConnectTarget(Target):
         # offsets first, the listing after: whatever was committed must already be in the
         # listing (a listing taken first can predate a commit that the offset read then sees)
         b: list[BucketSample] = []
-        o = None
         try:
             o = OffsetSample(now_ms(), self.committed_offsets())
+            with self._lock:  # in before a settling final listing lets the sampler add later ones
+                self.obs.offset_samples.append(o)
         except Exception as e:  # noqa: BLE001
             self.sampler_errors.append(f"offsets: {e}")
         try:
@@ -605,8 +605,6 @@ class KafkaConnectTarget(Target):
         s = self.sample_status()
         with self._lock:
             self.obs.bucket_samples.extend(b)
-            if o is not None:
-                self.obs.offset_samples.append(o)
             self.obs.statuses.append(s)
 
     def _start_sampler(self) -> None:

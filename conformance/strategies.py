@@ -505,6 +505,8 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
 
     closed_at = []  # once per upload
     for o in exp.objects:
+        if not o.certain:
+            continue  # a file of the put the task dies in may never be uploaded
         closed_at += [trigger(o)] * ((1 if o.value_object else 0) + len(o.sibling_keys))
     counts = [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
     if wallclock and config.rotate_schedule_interval_ms > 0:

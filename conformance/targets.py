@@ -1,4 +1,5 @@
-"""Targets by name: `pysink[:broker][:<variant>]`, `kafka-connect:<confluent|camel|aiven>[@VERSION]`,
+"""Targets by name: `pysink[:broker|:realtime][:<variant>]` (plain `pysink` is the simulated
+embedded default), `kafka-connect:<confluent|camel|aiven>[@VERSION]`,
 `spark-streaming`, `module:Class`, or a name registered in the entry-point group `sinkcheck.targets`.
 
 A Kafka Connect target's plugin comes from `--plugin-path`/`SINKCHECK_PLUGIN_PATH` or the shared
@@ -115,9 +116,18 @@ def object_format_of(spec: str) -> str | None:
     return OBJECT_FORMATS.get(target_kind(spec))
 
 
+PYSINK_MODES = ("broker", "realtime")
+
+
 def pysink_variant(spec: str) -> str | None:
-    parts = [p for p in spec.split(":")[1:] if p != "broker"]
+    parts = [p for p in spec.split(":")[1:] if p not in PYSINK_MODES]
     return parts[0] if parts else None
+
+
+def simulated(spec: str) -> bool:
+    """The embedded default: `pysink[:<variant>]` runs in the deterministic simulation
+    (adapters.pysink.simulation); `pysink:realtime` and `pysink:broker` in real time."""
+    return spec.split(":")[0] == "pysink" and not any(m in spec.split(":")[1:] for m in PYSINK_MODES)
 
 
 def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None = None) -> Any:
@@ -152,6 +162,10 @@ def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin
     if spec.startswith("pysink"):
         from adapters.pysink.target import PySinkTarget
 
+        if simulated(spec):
+            from adapters.pysink.simulation import SimulatedPySinkTarget
+
+            return SimulatedPySinkTarget(run_dir, variant=pysink_variant(spec))
         mode = "broker" if ":broker" in spec else "inprocess"
         return PySinkTarget(run_dir, mode=mode, variant=pysink_variant(spec), s3_endpoint=s3_endpoint)
     if spec.startswith("kafka-connect:"):

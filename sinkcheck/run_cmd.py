@@ -24,11 +24,13 @@ from typing import Any, Callable, Sequence
 from sinkcheck.exitcodes import Exit
 
 PROFILES = {
-    # examples, derandomized (fixed seed), max records per generated scenario
+    # generated scenarios per target, derandomized (fixed seed), max records per generated scenario
     "ci": (10, True, 30),
     "default": (25, False, 40),
     "thorough": (100, False, 40),
 }
+# generated scenarios for a simulated target (the embedded default: milliseconds a scenario)
+SIMULATED_EXAMPLES = {"ci": 80, "default": 250, "thorough": 1000}
 FAILURES_DIR = ".sinkcheck/failures"
 
 
@@ -487,6 +489,20 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
     return [dataclasses.replace(sc, name=f"generated-{i:03d}", seed=seed) for i, sc in enumerate(out)]
 
 
+# generated scenarios come in batches of this many, each from a seed of its own: Hypothesis
+# draws each next example near the ones before it, so one long run repeats configs (80
+# examples held 23 configs; eight batches of ten, 70)
+GENERATION_BATCH = 10
+
+
+def generation_batches(n: int, seed: int | None, derandomize: bool) -> list[tuple[int, int]]:
+    """(Hypothesis seed, examples) of each batch: fixed seeds under a derandomized profile,
+    else seeds from the run's seed (printed in every summary)."""
+    base = 0 if derandomize or seed is None else seed * 10_007
+    return [(base + b, min(GENERATION_BATCH, n - b * GENERATION_BATCH))
+            for b in range((n + GENERATION_BATCH - 1) // GENERATION_BATCH)]
+
+
 class _ClaimedFailure(Exception):
     def __init__(self, result: Any) -> None:
         super().__init__(f"{result.scenario.name}: claimed property failed")
@@ -511,11 +527,10 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     attempts: dict[str, Any] = {"n": 0, "errored": False, "first_fail": None, "signature": None, "other": 0}
     runs: list[Any] = []
     best: list[Any] = []  # the latest (smallest) failing result seen while shrinking
+    seen: set[str] = set()
+    strategy = scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),  # the model applies none
+                         formats=formats_for(target_kind(spec)), connector=connector)
 
-    @settings(database=None, max_examples=n, derandomize=derandomize, deadline=None, report_multiple_bugs=False,
-              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
-    @given(scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),  # the model applies none
-                     formats=formats_for(target_kind(spec)), connector=connector))
     def body(sc: Any) -> None:
         if attempts["errored"] or sess.over_budget():
             if sess.over_budget() and attempts["first_fail"] is None:
@@ -524,9 +539,13 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         sc = prepare(sc, connector=connector, version=version, seed=seed)
         if not selected(sc, spec, sess.props):
             return
+        shrinking = attempts["first_fail"] is not None
+        if not shrinking:  # every batch starts with the plainest scenario: run it once
+            if sc.dumps() in seen:
+                return
+            seen.add(sc.dumps())
         k = attempts["n"]
         attempts["n"] += 1
-        shrinking = attempts["first_fail"] is not None
         sc = dataclasses.replace(sc, name=f"generated-{k:03d}" + ("-shrink" if shrinking else ""))
         n_err = len(sess.errors)
         result = sess.run_one(sc, spec, "generated", gen_dir / f"gen-{k:03d}", record=False)
@@ -547,21 +566,26 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         best[:] = [result]
         raise _ClaimedFailure(result)
 
-    if seed is not None and not derandomize:
-        body = hseed(seed)(body)
     final = None
-    try:
-        body()
-    except _ClaimedFailure as e:
-        final = e.result
-    except HypothesisException:
-        final = best[0] if best else None  # e.g. Flaky: the budget ran out while re-checking the shrunk example
-    except BaseException as e:  # a failure inside hypothesis carrying our failure in a group
-        inner = getattr(e, "exceptions", None)
-        found = [x for x in inner or [] if isinstance(x, _ClaimedFailure)]
-        if not found and not best:
-            raise
-        final = found[0].result if found else best[0]
+    for batch_seed, size in generation_batches(n, seed, derandomize):
+        test = hseed(batch_seed)(
+            settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
+                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
+                given(strategy)(body)))
+        try:
+            test()
+        except _ClaimedFailure as e:
+            final = e.result
+        except HypothesisException:
+            final = best[0] if best else None  # e.g. Flaky: the budget ran out while re-checking the shrunk example
+        except BaseException as e:  # a failure inside hypothesis carrying our failure in a group
+            inner = getattr(e, "exceptions", None)
+            found = [x for x in inner or [] if isinstance(x, _ClaimedFailure)]
+            if not found and not best:
+                raise
+            final = found[0].result if found else best[0]
+        if final is not None or attempts["errored"] or sess.over_budget():
+            break
     first = attempts["first_fail"]
     keep = runs if first is None else runs[:first]
     for r in keep:
@@ -710,6 +734,16 @@ def resolve_profile(args: Any) -> tuple[str, int, bool, int]:
     return profile, n, derandomize, max_records
 
 
+def examples_for(spec: str, profile: str, args: Any) -> int:
+    """Generated scenarios for one target: the profile's, many more for a simulated target
+    (`--examples` sets it for every target)."""
+    from conformance.targets import simulated
+
+    if args.examples is not None:
+        return args.examples
+    return SIMULATED_EXAMPLES[profile] if simulated(spec) else PROFILES[profile][0]
+
+
 def resolve_props(props: Sequence[str] | None) -> set[str] | None:
     if not props:
         return None
@@ -811,7 +845,9 @@ def cmd_run(args: Any) -> int:
     profile, n_examples, derandomize, max_records = resolve_profile(args)
     seed = args.seed if args.seed is not None else (0 if derandomize else int.from_bytes(os.urandom(3), "big"))
     preflight = load_preflight(args.preflight)
-    needs_s3 = any(not t.startswith("model") for t in targets)
+    from conformance.targets import simulated
+
+    needs_s3 = any(not t.startswith("model") and not simulated(t) for t in targets)  # a real S3 server to preflight
     baseline = None
     if args.baseline_results:
         try:
@@ -823,14 +859,16 @@ def cmd_run(args: Any) -> int:
     failures_dir = Path(args.failures_dir)
     named = [] if args.no_named else named_scenarios(args.scenario)
     sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
-    sess.total_hint = sum(len(saved_failures(failures_dir, spec)) + len(named) + (len(own_named_scenarios(spec)) if named and not args.scenario else 0) + n_examples for spec in targets)
+    examples = {spec: examples_for(spec, profile, args) for spec in targets}
+    sess.total_hint = sum(len(saved_failures(failures_dir, spec)) + len(named) + (len(own_named_scenarios(spec)) if named and not args.scenario else 0) + examples[spec] for spec in targets)
     term.err(f"sinkcheck run: {', '.join(targets)} · profile {profile} · seed {seed} · "
-             f"{len(named)} named + {n_examples} generated scenarios per target"
+             f"{len(named)} named + " + ", ".join(sorted({str(n) for n in examples.values()}))
+             + " generated scenarios per target"
              + (f" · budget {fmt_secs(budget)}" if budget is not None else ""))
 
     try:
         for spec in targets:
-            run_target(sess, spec, failures_dir, named, connector, args, seed, n_examples, derandomize, max_records)
+            run_target(sess, spec, failures_dir, named, connector, args, seed, examples[spec], derandomize, max_records)
             sess.close()  # a target's stack is done with once its scenarios ran
     finally:
         sess.close()
@@ -846,7 +884,7 @@ def cmd_run(args: Any) -> int:
             why.append(f"--property {', '.join(sorted(props))} is claimed by none of the scenarios for {', '.join(targets)}")
         if sess.skipped_budget:
             why.append(f"the budget ({args.budget}) ran out before any scenario ran")
-        if not named and n_examples == 0:
+        if not named and not any(examples.values()):
             why.append("no named scenario and --examples 0")
         term.err("sinkcheck run: nothing selected: " + ("; ".join(why) or "no scenario matched") +
                  ". Widen the selection (drop --property, raise --budget or --examples).")

@@ -23,6 +23,7 @@ import base64
 import binascii
 import decimal
 import math
+import re
 import struct
 from typing import Any
 
@@ -256,8 +257,11 @@ def _schemaless(payload: Any) -> Any:
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+_SPECIAL = re.compile(r'["\\\x00-\x1f]')
+
+
 def _quote(s: str) -> str:
-    return '"' + "".join(_ESCAPES.get(c) or (f"\\u{ord(c):04X}" if ord(c) < 0x20 else c) for c in s) + '"'
+    return '"' + _SPECIAL.sub(lambda m: _ESCAPES.get(m.group(0)) or f"\\u{ord(m.group(0)):04X}", s) + '"'
 
 
 def _text(tree: Any) -> str:

@@ -1094,6 +1094,7 @@ class SinkInstance:
         self.positions: dict[TP, int] = {}
         self.task = SinkTask(self, settings, variant, self.scratch)
         self.thread: threading.Thread | None = None
+        self.turns: Any = None  # a simulation's scheduler pacing the loop (start)
         self._jlock = threading.Lock()
 
     # -- journal (tests and reports read it) --
@@ -1147,14 +1148,23 @@ class SinkInstance:
     def poll_once(self) -> None:
         raise NotImplementedError
 
-    def start(self) -> "SinkInstance":
+    def start(self, turns: Any = None) -> "SinkInstance":
+        """Run the poll loop on a thread of its own. `turns`, when given, paces it instead of the
+        poll interval: `turns.wait()` before each poll (a simulation's scheduler hands out the
+        turns), `turns.exit()` when the loop ends."""
+        self.turns = turns
         self.thread = threading.Thread(target=self._loop, name=f"pysink-{self.name}", daemon=True)
         self.thread.start()
         return self
 
     def _loop(self) -> None:
+        turns = self.turns
         try:
             while not self.killed.is_set():
+                if turns is not None:
+                    turns.wait()
+                    if self.killed.is_set():
+                        raise Killed()
                 self._gate()
                 if self.stopping.is_set():
                     self.task.close()
@@ -1163,7 +1173,8 @@ class SinkInstance:
                 self.poll_once()
                 if self.exited:
                     return
-                self.stopping.wait(self.poll_interval_s)
+                if turns is None:
+                    self.stopping.wait(self.poll_interval_s)
         except Killed:
             self.exited = "killed"
         except Fenced as e:
@@ -1179,6 +1190,8 @@ class SinkInstance:
         finally:
             self.busy = False
             self._finally()
+            if turns is not None:
+                turns.exit()
 
     def _on_fenced(self) -> None:
         """The group moved on. The correct sink closes (aborting its own uploads) and stops."""

@@ -92,6 +92,10 @@ class PySinkTarget(Target):
         self.sampler_errors: list[str] = []
         self._config: dict[str, str] = {}
 
+    def _now(self) -> int:
+        """The time samples and events are stamped with (the simulation's is virtual)."""
+        return now_ms()
+
     @property
     def group(self) -> str:
         return f"connect-{self.name}"
@@ -235,7 +239,7 @@ class PySinkTarget(Target):
             offsets = [self.log.append(r.topic, r.partition, r.timestamp, r.key, r.value, tuple(r.headers))
                        for r in records]
         with self._lock:
-            self.obs.produced.extend(ProducedRecord.landed(records, offsets, now_ms()))
+            self.obs.produced.extend(ProducedRecord.landed(records, offsets, self._now()))
         return offsets
 
     def _produce_kafka(self, records: Sequence[RecordToProduce]) -> list[int]:
@@ -251,7 +255,7 @@ class PySinkTarget(Target):
         if kind not in FAULTS:
             raise TargetError(f"fault {kind!r} is not supported by the Python sink; supported: {', '.join(FAULTS)}")
         assert self.sink is not None
-        at = now_ms()
+        at = self._now()
         old = self.sink
         restart_from = None
         if kind == "crash":
@@ -259,13 +263,13 @@ class PySinkTarget(Target):
             self._new_instance()
             detail = f"{old.name} killed; {self.sink.name} restarts from the committed offsets"
         elif kind in ("restart", "restart-task", "rebalance"):
-            old.stop()
+            self._stop_instance(old)
             self._new_instance()
             detail = f"{old.name} closed (open uploads aborted, nothing committed); {self.sink.name} started"
         elif kind == "update-config":
             self._config.update({str(k): str(v) for k, v in dict(params.get("config", {})).items()})
             self.settings = self._settings(self._config)
-            old.stop()
+            self._stop_instance(old)
             restart_from = {f"{t}-{p}": o for (t, p), o in self.committed().items()}
             self._new_instance()
             detail = f"config updated ({sorted(params.get('config', {}))}); {self.sink.name} started"
@@ -287,8 +291,12 @@ class PySinkTarget(Target):
             detail = f"resumed {[z.name for z in self.zombies]}"
             self.zombies = []
         with self._lock:
-            self.obs.faults.append(FaultEvent(kind, params, True, at, now_ms(), f"pysink: {detail}",
+            self.obs.faults.append(FaultEvent(kind, params, True, at, self._now(), f"pysink: {detail}",
                                               restart_from=restart_from))
+
+    def _stop_instance(self, inst: SinkInstance) -> None:
+        """A graceful stop: the instance closes its writers (aborting their uploads) and exits."""
+        inst.stop()
 
     # --- in-process stepping -------------------------------------------------------------------
     def step(self, at_ms: int | None = None) -> None:
@@ -310,18 +318,21 @@ class PySinkTarget(Target):
     # --- observing ---------------------------------------------------------------------------
     def sample_bucket(self) -> BucketSample:
         if self._reader is None:
-            self._reader = BucketReader(self._sample_s3, self.settings.bucket)
+            self._reader = BucketReader(self._sample_s3, self.settings.bucket, clock=self._now)
         return self._reader.sample()
 
     def _sample(self, final: bool = False) -> None:
         # offsets first, listing after: whatever was committed must already be in the listing
         committed = {f"{t}-{p}": o for (t, p), o in self.committed().items()}
         gen = self.log.owner(self.group) if self.log is not None else None
-        off = OffsetSample(now_ms(), committed, gen)
-        buckets = settled_samples(self.sample_bucket) if final else [self.sample_bucket()]
+        with self._lock:  # in before the listing: samples taken meanwhile (a settling final) come after it
+            self.obs.offset_samples.append(OffsetSample(self._now(), committed, gen))
+        buckets = self._final_samples() if final else [self.sample_bucket()]
         with self._lock:
-            self.obs.offset_samples.append(off)
             self.obs.bucket_samples.extend(buckets)
+
+    def _final_samples(self) -> list[BucketSample]:
+        return settled_samples(self.sample_bucket)
 
     def _sample_loop(self) -> None:
         while not self._stop.wait(self.sample_interval_s):
@@ -340,8 +351,7 @@ class PySinkTarget(Target):
         ends = self.log_ends()
         behind = {f"{t}-{p}": e - s.positions[(t, p)] if (t, p) in s.positions else "unassigned"
                   for (t, p), e in ends.items() if (t, p) not in s.positions or s.positions[(t, p)] < e}
-        awake = [z.name for z in self.instances if z is not s and z.thread is not None and z.thread.is_alive()
-                 and z.running.is_set() and not z.killed.is_set()]
+        awake = [z.name for z in self.instances if z is not s and self._still_running(z)]
         pending = s.pending()
         committed = self.committed()
         parts = []
@@ -352,6 +362,11 @@ class PySinkTarget(Target):
         if awake:
             parts.append(f"resumed instances still running: {awake}")
         return not (behind or pending or awake), "; ".join(parts), (sorted(committed.items()), len(self.journal))
+
+    def _still_running(self, inst: SinkInstance) -> bool:
+        """An instance other than the current one still at work (a resumed zombie)."""
+        return (inst.thread is not None and inst.thread.is_alive() and inst.running.is_set()
+                and not inst.killed.is_set())
 
     def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
         """Quiet: the sink has read to the log end, nothing is pending, no resumed zombie is
@@ -405,7 +420,7 @@ class PySinkTarget(Target):
         except (OSError, TypeError, ValueError):
             pass
         with self._lock:
-            self.obs.statuses.append(StatusSample(now_ms(), state, tasks, s.error if s else None))
+            self.obs.statuses.append(StatusSample(self._now(), state, tasks, s.error if s else None))
             self.obs.log_paths["pysink-journal"] = str(path)
             obs = Observation(list(self.obs.produced), list(self.obs.bucket_samples), list(self.obs.offset_samples),
                               list(self.obs.faults), list(self.obs.statuses), self.obs.quiet, self.obs.still_moving,

@@ -327,9 +327,10 @@ class SparkStreamingTarget(Target):
         # the checkpoint first, the bucket after: a committed batch must already be in the listing
         ck = read_checkpoint(self.checkpoint)
         off = OffsetSample(now_ms(), dict(ck.committed_offsets), self.proc.starts if self.proc else None)
+        with self._lock:  # in before a settling final listing lets the sampler add later ones
+            self.obs.offset_samples.append(off)
         buckets = settled_samples(self.sample_bucket) if final else [self.sample_bucket()]
         with self._lock:
-            self.obs.offset_samples.append(off)
             self.obs.bucket_samples.extend(buckets)
 
     def _sample_loop(self) -> None:

@@ -35,6 +35,7 @@ import datetime as dt
 import decimal
 import json
 import math
+import re
 import struct as _struct
 from typing import Any
 
@@ -295,17 +296,16 @@ def _tree(value: Any, schema: Schema | None, fmt: str, raw: bool) -> Any:
 _SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
+
+
+def _escape(m: "re.Match[str]") -> str:
+    ch = m.group(0)
+    return _SHORT.get(ch) or f"\\u{ord(ch):04X}"
+
+
 def _string(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        if ch in _SHORT:
-            out.append(_SHORT[ch])
-        elif ord(ch) < 0x20:
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return '"' + _NEEDS_ESCAPE.sub(_escape, s) + '"'
 
 
 def dumps(v: Any) -> str:
