@@ -7,7 +7,7 @@ import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from adapters.observation import FaultEvent, Observation
 from adapters.target import Fault, Target, TargetInfo
@@ -46,6 +46,8 @@ class RunResult:
     # a generated failure that did not come back on every replay: {"reproduced", "replays",
     # "signature": [property, anomaly], "note"}; None when it did (or nobody replayed it)
     flaky: dict[str, Any] | None = None
+    # seconds spent in each phase of the run (PHASES), for the search bench
+    timings: dict[str, float] = field(default_factory=dict)
     status: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -151,6 +153,74 @@ def boundaries_hold(expectation: Expectation, claim: Claim, observation: Observa
     return not (s3_fired and (expectation.task_failure is not None or c1))
 
 
+# faults that touch the whole Kafka Connect worker (or the group of workers), not only the run's
+# own connector: a run with one of them has a shared stack to itself
+WORKER_FAULTS = ("crash", "pause", "resume", "rebalance")
+# runs at once on one warm stack, by default (two cores: the worker is the bottleneck)
+STACK_WORKERS = 3
+
+
+PHASES = ("start-up", "produce", "faults", "wait until quiet", "observe", "model", "check")
+
+
+class PhaseTimer:
+    """Seconds per phase of a run: `with timer("produce"): ...` adds to that phase."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {p: 0.0 for p in PHASES}
+
+    def __call__(self, phase: str) -> Any:
+        import contextlib
+
+        @contextlib.contextmanager
+        def timed() -> Any:
+            t = time.perf_counter()
+            try:
+                yield
+            finally:
+                self.spent[phase] = self.spent.get(phase, 0.0) + time.perf_counter() - t
+        return timed()
+
+
+def needs_stack_alone(scenario: Scenario) -> bool:
+    return any(f.kind in WORKER_FAULTS for f in scenario.faults) or "topics.regex" in scenario.connector
+
+
+def on_shared_stack(scenario: Scenario, tag: str) -> Scenario:
+    """The scenario with topics of its own on a broker that other runs use at the same time:
+    `tag` appended to each topic name (its topics, its records, a `topics` property)."""
+    rename = {t: f"{t}{tag}" for t in scenario.topics}
+    connector = dict(scenario.connector)
+    if "topics" in connector:
+        connector["topics"] = ",".join(rename.get(t.strip(), t.strip()) for t in connector["topics"].split(","))
+    return replace(scenario, connector=connector, topics={rename[t]: n for t, n in scenario.topics.items()},
+                   records=[{**r, "topic": rename.get(r["topic"], r["topic"])} for r in scenario.records])
+
+
+def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable[[Any], Any],
+                   workers: int = STACK_WORKERS) -> list[Any]:
+    """`run(item)` for each item, in the order given back: items that touch only their own
+    connector `workers` at a time, then the others one by one. An exception a run raises is
+    its result."""
+    import concurrent.futures
+
+    def guarded(item: Any) -> Any:
+        try:
+            return run(item)
+        except Exception as e:  # noqa: BLE001 - the caller decides
+            return e
+
+    out: dict[int, Any] = {}
+    shared = [i for i, item in enumerate(items) if not alone(item)]
+    with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
+        for i, r in zip(shared, pool.map(lambda i: guarded(items[i]), shared)):
+            out[i] = r
+    for i, item in enumerate(items):
+        if i not in out:
+            out[i] = guarded(item)
+    return [out[i] for i in range(len(items))]
+
+
 def _rule_id(ref: Any, rule_ids: list[str], rule_names: list[str]) -> str | None:
     """The fault front's id of an armed S3 rule, referred to by its `name` or its index among
     the scenario's s3 steps; None when no such rule was armed (yet)."""
@@ -171,6 +241,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     Connect target runs on (its broker, workers and S3 server: a warm stack); the run brings its
     own connector, topics and bucket."""
     started = time.monotonic()
+    timer = PhaseTimer()
     if stack is not None and s3_server is None:
         s3_server = stack.s3
     worker = worker_converters(target_spec)
@@ -190,8 +261,9 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     if sim:
         s3_server = None
     if s3_server is not None and target is None:
-        s3_server.reset()
-        s3_server.create_bucket(scenario.connector.get("s3.bucket.name", "sinkcheck"))
+        if stack is None:  # a stack's S3 server holds other runs' buckets: the target makes its own
+            s3_server.reset()
+            s3_server.create_bucket(scenario.connector.get("s3.bucket.name", "sinkcheck"))
         s3_endpoint = s3_server.endpoint
     if s3_faults and target is None and not sim:
         from adapters.s3front import S3FaultFront
@@ -222,14 +294,16 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     rule_names: list[str] = []
     try:
         # a name of its own: on a shared stack a consumer group of an earlier run keeps its offsets
-        tgt.start({"name": f"sinkcheck-{re.sub(r'[^A-Za-z0-9-]+', '-', scenario.name)[:40]}-{uuid.uuid4().hex[:6]}",
-                   "config": sent}, scenario.topics)
+        with timer("start-up"):
+            tgt.start({"name": f"sinkcheck-{re.sub(r'[^A-Za-z0-9-]+', '-', scenario.name)[:40]}-{uuid.uuid4().hex[:6]}",
+                       "config": sent}, scenario.topics)
         faults = sorted(enumerate(fault_steps), key=lambda t: t[1].after)
         pos = 0
         for idx, step in faults + [(None, None)]:  # type: ignore[list-item]
             upto = len(scenario.records) if step is None else min(step.after, len(scenario.records))
             if upto > pos:
-                produced_offsets += tgt.produce(to_produce[pos:upto])
+                with timer("produce"):
+                    produced_offsets += tgt.produce(to_produce[pos:upto])
                 pos = upto
             if step is None:
                 break
@@ -247,21 +321,28 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
                         front.release(rid)
             elif step.kind == "quiet":
                 # a checkpoint in the stream: the sink catches up before more is produced
-                tgt.wait_until_quiet(float(step.params.get("seconds", quiet_timeout_s)))
+                with timer("wait until quiet"):
+                    tgt.wait_until_quiet(float(step.params.get("seconds", quiet_timeout_s)))
             elif step.kind == "wait":
                 # the sink keeps polling: empty puts (a simulation moves its virtual clock)
                 advance = getattr(tgt, "advance", None)
-                advance(float(step.params.get("seconds", 1.0))) if advance else time.sleep(float(step.params.get("seconds", 1.0)))
+                with timer("faults"):
+                    advance(float(step.params.get("seconds", 1.0))) if advance else time.sleep(
+                        float(step.params.get("seconds", 1.0)))
             elif step.kind == "wait-fired":
                 rid = _rule_id(step.params.get("rule", 0), rule_ids, rule_names)
                 if front is not None and rid is not None:
-                    front.wait_fired(rid, float(step.params.get("seconds", 30)))
+                    with timer("faults"):
+                        front.wait_fired(rid, float(step.params.get("seconds", 30)))
             else:
-                tgt.apply_fault(Fault(step.kind, step.params))
-        tgt.wait_until_quiet(quiet_timeout_s)
+                with timer("faults"):
+                    tgt.apply_fault(Fault(step.kind, step.params))
+        with timer("wait until quiet"):
+            tgt.wait_until_quiet(quiet_timeout_s)
         if front is not None:
             front.release()
-        observation = tgt.observe()
+        with timer("observe"):
+            observation = tgt.observe()
     finally:
         info = _target_info(tgt)
         tgt.stop()
@@ -281,19 +362,23 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     expectation, phases = None, []
     if cfg is not None:
         phases = config_phases(scenario, kind, cfg, observation)
-        expectation = expect_phases(phases, records) if len(phases) > 1 else expect(cfg, records)
+        with timer("model"):
+            expectation = expect_phases(phases, records) if len(phases) > 1 else expect(cfg, records)
         if not boundaries_hold(expectation, claim, observation):
             expectation = replace(expectation, objects=[replace(o, certain=False) for o in expectation.objects])
     data = RunData(scenario, target_spec, observation, claim, cfg, expectation, records,
                    object_format=getattr(tgt, "object_format", None), phases=phases,
                    boundaries=expectation is None or boundaries_hold(expectation, claim, observation))
-    verdicts = run_checks(data)
-    others = [(c, run_checks(replace(data, claim=c))) for c in claims[1:]]
+    with timer("check"):
+        verdicts = run_checks(data)
+        others = [(c, run_checks(replace(data, claim=c))) for c in claims[1:]]
     if others:  # several claims: each verdict says which one (and which view) it is for
         verdicts = _tagged(claim, verdicts)
         others = [(c, _tagged(c, vs)) for c, vs in others]
-    return RunResult(scenario, target_spec, claim, observation, expectation, verdicts,
-                     time.monotonic() - started, run_dir, others, info, translation, fault_changes)
+    result = RunResult(scenario, target_spec, claim, observation, expectation, verdicts,
+                       time.monotonic() - started, run_dir, others, info, translation, fault_changes)
+    result.timings = dict(timer.spent)
+    return result
 
 
 def _target_info(tgt: Target) -> TargetInfo | None:

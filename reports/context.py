@@ -157,6 +157,7 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "faults_scheduled": [f.to_json() for f in sc.faults],
         "faults": [_fault_json(f) for f in result.observation.faults],
         "wall_s": round(result.wall_s, 3),
+        "timings": {k: round(v, 4) for k, v in (getattr(result, "timings", None) or {}).items()},
         "run_dir": run_dir,
         "scenario_file": scenario_file,
         "replay": getattr(result, "reproduce", None) or replay_command(scenario_file, result.target),

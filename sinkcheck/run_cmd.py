@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import re
 import shutil
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -282,9 +284,14 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
 def execute(scenario: Any, spec: str, run_dir: Path, plugin_path: list[str] | None = None, stack: Any = None) -> Any:
     if spec.startswith("model@") or spec == "model":
         return run_model(scenario, spec, run_dir)
-    from conformance.runner import run_scenario
+    from conformance.runner import on_shared_stack, run_scenario
 
+    if stack is not None:  # topics of its own: other runs use the stack's broker at the same time
+        scenario = on_shared_stack(scenario, f"-r{next(_STACK_RUNS)}")
     return run_scenario(scenario, spec, run_dir, plugin_path=plugin_path, stack=stack)
+
+
+_STACK_RUNS = itertools.count(1)
 
 
 def only_properties(result: Any, props: set[str] | None) -> Any:
@@ -340,6 +347,7 @@ class Session:
     # one warm Kafka stack (broker, S3 server, worker) per Kafka Connect target, for all its runs
     stacks: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # for the report
+    _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
 
     def stack_for(self, spec: str) -> Any:
         if not spec.startswith("kafka-connect:"):
@@ -389,11 +397,13 @@ class Session:
                            + f" · {current}")
 
     def run_one(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True) -> Any | None:
-        self.show_progress(f"{scenario.name} on {spec}")
+        with self._lock:
+            self.show_progress(f"{scenario.name} on {spec}")
+            stack = self.stack_for(spec)
         redacted = redacted_scenario(scenario, self.term.redactor)
         redacted.save(run_dir / "scenario.json")
         try:
-            result = execute(scenario, spec, run_dir, self.plugin_path, self.stack_for(spec))
+            result = execute(scenario, spec, run_dir, self.plugin_path, stack)
         except Exception as e:
             from conformance.scenario import ScenarioError
             from conformance.targets import TargetSpecError
@@ -403,15 +413,17 @@ class Session:
                 raise UsageError(str(e)) from None
             if isinstance(e, ConfigError) and origin != "generated":
                 raise UsageError(f"{scenario.name}: the connector config is rejected: {e}") from None
-            self.errors.append({"scenario": scenario.name, "target": spec, "origin": origin,
-                                "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8),
-                                "scenario_file": str(run_dir / "scenario.json")})
-            self.done += 1
+            with self._lock:
+                self.errors.append({"scenario": scenario.name, "target": spec, "origin": origin,
+                                    "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8),
+                                    "scenario_file": str(run_dir / "scenario.json")})
+                self.done += 1
             return None
         result = only_properties(result, self.props)
-        self.done += 1
-        if record:
-            self.record(result, origin)
+        with self._lock:
+            self.done += 1
+            if record:
+                self.record(result, origin)
         return result
 
     def record(self, result: Any, origin: str) -> None:
@@ -814,14 +826,25 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
     # 2. named scenarios, then those about this target's own connector
     if named and not args.scenario:
         named = named + own_named_scenarios(spec)
-    for sc in named:
+    todo = [prepare(sc, connector=connector, version=args.connector_version, seed=seed) for sc in named]
+    todo = [sc for sc in todo if selected(sc, spec, sess.props)]
+
+    def run_named(sc: Any) -> Any:
         if sess.over_budget():
-            sess.skipped_budget += 1
-            continue
-        sc = prepare(sc, connector=connector, version=args.connector_version, seed=seed)
-        if not selected(sc, spec, sess.props):
-            continue
-        sess.run_one(sc, spec, "named", runs / slug(sc.name))
+            with sess._lock:
+                sess.skipped_budget += 1
+            return None
+        return sess.run_one(sc, spec, "named", runs / slug(sc.name))
+
+    if spec.startswith("kafka-connect:"):  # a warm stack: runs that touch only their connector go at once
+        from conformance.runner import needs_stack_alone, stack_schedule
+
+        for r in stack_schedule(todo, needs_stack_alone, run_named):
+            if isinstance(r, UsageError):
+                raise r
+    else:
+        for sc in todo:
+            run_named(sc)
     # 3. generated scenarios, shrunk on failure
     run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, args.connector_version,
                   with_faults=not args.no_faults)

@@ -38,9 +38,28 @@ def stack(tmp_path_factory):
     s.stop()
 
 
+@pytest.fixture(scope="module")
+def named_results(stack, tmp_path_factory):
+    """Every named scenario on the warm stack: those whose faults touch only their own connector
+    three at a time (each with topics of its own), the others (crashes, zombies, rebalances)
+    alone."""
+    from conformance.runner import needs_stack_alone, on_shared_stack, stack_schedule
+
+    out = tmp_path_factory.mktemp("named")
+    names = list(SUITE)
+
+    def run(name):
+        sc = on_shared_stack(SUITE[name](), f"-n{names.index(name)}")
+        return run_scenario(sc, TARGET, out / name, stack=stack, quiet_timeout_s=120)
+
+    return dict(zip(names, stack_schedule(names, lambda n: needs_stack_alone(SUITE[n]()), run)))
+
+
 @pytest.mark.parametrize("name", list(SUITE))
-def test_named_scenario_on_confluent_12_1_9(name, stack, tmp_path):
-    result = run_scenario(SUITE[name](), TARGET, tmp_path, stack=stack, quiet_timeout_s=120)
+def test_named_scenario_on_confluent_12_1_9(name, named_results):
+    result = named_results[name]
+    if isinstance(result, Exception):
+        raise result
     RESULTS[name] = result
     assert result.target_info.connector_version == "12.1.9"
     unfired = [f"{f.kind} {f.detail}" for f in result.observation.faults if not f.fired]
