@@ -184,6 +184,7 @@ class KafkaConnectTarget(Target):
         self.obs = Observation()
         self._lock = threading.RLock()
         self._reader: BucketReader | None = None
+        self._own_bucket = False
         self._sampler: threading.Thread | None = None
         self._stop_sampling = threading.Event()
         self._producer = None
@@ -244,6 +245,7 @@ class KafkaConnectTarget(Target):
         if self.profile.writes_s3:
             if self.s3_endpoint is None and stack.s3 is None:
                 raise TargetError("this stack runs no S3 server and no s3_endpoint was given")
+            self._own_bucket = self.bucket is None  # made for this run: it goes when the run is done
             self.bucket = self.bucket or f"sinkcheck-{next(_bucket_seq)}-{int(time.time())}"
             try:
                 self._s3_client().create_bucket(Bucket=self.bucket)
@@ -360,6 +362,32 @@ class KafkaConnectTarget(Target):
             if w in self.stack.workers:
                 self.stack.remove_worker(w)
         self._added_workers = []
+        self._clean_up()
+
+    def _clean_up(self) -> None:
+        """The run's topics and bucket go (best effort): a warm stack serves a whole run, and an
+        S3 server in memory would otherwise hold every scenario's objects to the end."""
+        if self.topics:
+            try:
+                from confluent_kafka.admin import AdminClient
+
+                admin = AdminClient({"bootstrap.servers": self.stack.bootstrap, "log_level": 3})
+                for f in admin.delete_topics(sorted(self.topics), operation_timeout=10).values():
+                    f.result(timeout=15)
+            except Exception:  # noqa: BLE001 - a later run has topics of its own
+                pass
+        if self._own_bucket and self.bucket:
+            try:
+                c = self._s3_client()
+                for page in c.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
+                    keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+                    if keys:
+                        c.delete_objects(Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True})
+                for u in c.list_multipart_uploads(Bucket=self.bucket).get("Uploads", []):
+                    c.abort_multipart_upload(Bucket=self.bucket, Key=u["Key"], UploadId=u["UploadId"])
+                c.delete_bucket(Bucket=self.bucket)
+            except Exception:  # noqa: BLE001 - a later run has a bucket of its own
+                pass
 
     def info(self) -> TargetInfo:
         p = self.profile

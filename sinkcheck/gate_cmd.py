@@ -13,7 +13,7 @@ from typing import Any
 
 from sinkcheck.cli import UsageError
 from sinkcheck.exitcodes import Exit
-from sinkcheck.run_cmd import (PROFILES, Session, Terminal, check_target_spec, environment, exit_for, fmt_secs,
+from sinkcheck.run_cmd import (PROFILES, Session, Terminal, check_target_spec, environment, fmt_secs,
                                generated_scenarios, load_connector_config, load_preflight, model_version, named_scenarios,
                                parse_budget, prepare, resolve_profile, resolve_props, selected, slug, validate_for_target)
 
@@ -124,21 +124,36 @@ def cmd_gate(args: Any) -> int:
     sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
     per_side: dict[str, list[Any]] = {"baseline": [], "candidate": []}
     skipped = 0
-    try:
-        for sc in scenarios:
-            if sess.over_budget():
+    jobs: list[tuple[str, str, Any, str]] = []  # side, spec, scenario, origin
+    for sc in scenarios:
+        base = prepare(sc, connector=connector, version=None, seed=seed)
+        if not all(selected(base, spec, props) for _, spec, _ in sides):
+            continue
+        for side, spec, ver in sides:
+            s = prepare(base, connector={**base.connector, **overrides[side]} if overrides[side] else None,
+                        version=ver, seed=None)
+            jobs.append((side, spec, s, "named" if not sc.name.startswith("generated") else "generated"))
+
+    def run(job: tuple[str, str, Any, str]) -> Any:
+        nonlocal skipped
+        side, spec, s, origin = job
+        if sess.over_budget():
+            with sess._lock:
                 skipped += 1
-                continue
-            base = prepare(sc, connector=connector, version=None, seed=seed)
-            if not all(selected(base, spec, props) for _, spec, _ in sides):
-                continue
-            for side, spec, ver in sides:
-                s = prepare(base, connector={**base.connector, **overrides[side]} if overrides[side] else None,
-                            version=ver, seed=None)
-                r = sess.run_one(s, spec, "named" if not sc.name.startswith("generated") else "generated",
-                                 out / side / slug(sc.name))
-                if r is not None:
-                    per_side[side].append(r)
+            return None
+        return sess.run_one(s, spec, origin, out / side / slug(s.name))
+
+    from conformance.runner import needs_stack_alone, stack_schedule
+
+    try:
+        # on warm stacks (Kafka Connect sides) runs that touch only their own connector go at once
+        warm = all(spec.startswith("kafka-connect:") for _, spec, _ in sides)
+        results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1)
+        for (side, _, _, _), r in zip(jobs, results):
+            if isinstance(r, UsageError):
+                raise r
+            if r is not None and not isinstance(r, Exception):
+                per_side[side].append(r)
     finally:
         sess.close()
     term.progress("")

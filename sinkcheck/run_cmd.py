@@ -478,26 +478,25 @@ def own_named_scenarios(spec: str) -> list[Any]:
 
 def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records: int, with_faults: bool = True) -> list[Any]:
     """A deterministic list of generated scenarios for a seed (used by the gate: same input
-    on both sides)."""
+    on both sides), drawn in the batches `sinkcheck run` draws them in."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
     from conformance.strategies import scenarios
 
     out: list[Any] = []
-    if n <= 0:
-        return out
+    seen: set[str] = set()
 
-    @settings(database=None, max_examples=n, derandomize=derandomize, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
-    @given(scenarios(max_records=max_records, with_faults=with_faults))
     def collect(sc: Any) -> None:
-        if len(out) < n and sc.dumps() not in {s.dumps() for s in out}:
+        if len(out) < n and sc.dumps() not in seen:
+            seen.add(sc.dumps())
             out.append(sc)
 
-    if seed is not None and not derandomize:
-        collect = hseed(seed)(collect)
-    collect()
+    for batch_seed, size in generation_batches(n, seed, derandomize):
+        hseed(batch_seed)(settings(database=None, max_examples=size, derandomize=False, deadline=None,
+                                   phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+                                   verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records,
+                                                                             with_faults=with_faults))(collect)))()
     return [dataclasses.replace(sc, name=f"generated-{i:03d}", seed=seed) for i, sc in enumerate(out)]
 
 
