@@ -73,7 +73,9 @@ def _generated_settings():
     import os
 
     ci = bool(os.environ.get("CI")) or os.environ.get("SINKCHECK_HYPOTHESIS_PROFILE") == "ci"
-    return settings(max_examples=6 if ci else 40, deadline=None, derandomize=ci,
+    # SINKCHECK_GENERATED_EXAMPLES sets how many (a slow target's suite in CI takes fewer)
+    n = int(os.environ.get("SINKCHECK_GENERATED_EXAMPLES") or (6 if ci else 40))
+    return settings(max_examples=n, deadline=None, derandomize=ci,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
 
 
