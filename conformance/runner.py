@@ -200,8 +200,10 @@ def on_shared_stack(scenario: Scenario, tag: str) -> Scenario:
 def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable[[Any], Any],
                    workers: int = STACK_WORKERS) -> list[Any]:
     """`run(item)` for each item, in the order given back: items that touch only their own
-    connector `workers` at a time, then the others one by one. An exception a run raises is
-    its result."""
+    connector `workers` at a time, then the others one by one (in the caller's thread). An
+    exception a run raises is its result. The shared items run on pool threads that end with
+    the call, so they must not start processes (sinkcheck's die with the thread that started
+    them: start the stack before); the others may."""
     import concurrent.futures
 
     def guarded(item: Any) -> Any:

@@ -148,6 +148,8 @@ def cmd_gate(args: Any) -> int:
     try:
         # on warm stacks (Kafka Connect sides) runs that touch only their own connector go at once
         warm = all(spec.startswith("kafka-connect:") for _, spec, _ in sides)
+        for _, spec, _ in sides:
+            sess.stack_for(spec)  # started here: a process dies with the thread that started it
         results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1)
         for (side, _, _, _), r in zip(jobs, results):
             if isinstance(r, UsageError):

@@ -838,6 +838,12 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
     if spec.startswith("kafka-connect:"):  # a warm stack: runs that touch only their connector go at once
         from conformance.runner import needs_stack_alone, stack_schedule
 
+        try:
+            sess.stack_for(spec)  # started here: a process dies with the thread that started it
+        except Exception as e:  # noqa: BLE001 - the run reports it; the scenarios cannot run
+            sess.errors.append({"scenario": "(warm stack)", "target": spec, "origin": "named",
+                                "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8)})
+            return
         for r in stack_schedule(todo, needs_stack_alone, run_named):
             if isinstance(r, UsageError):
                 raise r
