@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from adapters.s3front import FaultRules, S3Request
+from adapters.s3front import S3_MESSAGES, FaultRules, S3Request
 
 MIN_PART = 5 * 1024 * 1024
 
@@ -115,7 +115,7 @@ class MemoryS3(FaultRules):
         rule = st.rule
         if rule.action == "fail":
             firing.until_ms = self.clock()
-            raise _error(op, int(rule.status), rule.error_code())
+            raise _error(op, int(rule.status), rule.error_code(), S3_MESSAGES.get(rule.error_code(), ""))
         if rule.action == "error-200":
             if rule.forward:
                 apply()

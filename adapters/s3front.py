@@ -42,6 +42,19 @@ ERROR_CODES = {500: "InternalError", 503: "SlowDown", 404: "NoSuchKey", 403: "Ac
                412: "PreconditionFailed", 400: "BadRequest", 409: "OperationAborted",
                501: "NotImplemented", 502: "BadGateway", 504: "GatewayTimeout", 408: "RequestTimeout",
                429: "SlowDown", 416: "InvalidRange", 411: "MissingContentLength"}
+# S3's own messages for the codes the front answers with (S3's error responses reference):
+# clients read them; the AWS SDK v1 retries a CompleteMultipartUpload whose 200 carries
+# InternalError only when the message says "Please try again." (CompleteMultipartUploadRetryCondition)
+S3_MESSAGES = {"InternalError": "We encountered an internal error. Please try again.",
+               "SlowDown": "Please reduce your request rate.",
+               "ServiceUnavailable": "Please reduce your request rate.",
+               "RequestTimeout": "Your socket connection to the server was not read from or written to within "
+                                 "the timeout period.",
+               "AccessDenied": "Access Denied", "NoSuchKey": "The specified key does not exist.",
+               "PreconditionFailed": "At least one of the pre-conditions you specified did not hold",
+               "OperationAborted": "A conflicting conditional operation is currently in progress against this "
+                                   "resource. Please try again.",
+               "NotImplemented": "A header you provided implies functionality that is not implemented"}
 _HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
                "proxy-authorization", "te", "trailer", "upgrade", "expect"}
 _CHUNK = 1 << 20
@@ -640,7 +653,10 @@ class S3FaultFront(FaultRules):
 
     @staticmethod
     def _send_error(h: BaseHTTPRequestHandler, status: int, code: str, req: S3Request,
-                    message: str = "injected by the sinkcheck S3 fault front", before: Any = None) -> None:
+                    message: str | None = None, before: Any = None) -> None:
+        """An S3 error body as S3 writes it (its message for the code; the request id names
+        the front, so a log shows where the error came from)."""
+        message = message or S3_MESSAGES.get(code, f"{code} (injected by the sinkcheck S3 fault front)")
         resource = "/" + req.bucket + (f"/{req.key}" if req.key else "")
         body = ('<?xml version="1.0" encoding="UTF-8"?>\n'
                 f"<Error><Code>{escape(code)}</Code><Message>{escape(message)}</Message>"

@@ -69,6 +69,12 @@ def errant_records_tolerated(config: dict[str, str]) -> bool:
     return reporter and config.get("errors.tolerance", "none").strip().lower() == "all"
 
 
+def null_stops_task(kind: str, config: dict[str, str]) -> bool:
+    """Does a null value stop this target's task, so that nothing after it is written? Camel's:
+    its exchange has no body, and only a tolerated errant record lets the task go on."""
+    return kind == "camel" and not errant_records_tolerated(config)
+
+
 def camel_claim(config: dict[str, str], null_values: bool = False) -> Claim:
     """Camel's aws-s3-sink: put() sends each record through the kamelet to S3 (one PutObject,
     keyed by the `file`/`ce-file` header, `keyName`, else the exchange id) and returns only once
@@ -109,6 +115,21 @@ def spark_claims(faults: Iterable[FaultStep] = ()) -> list[Claim]:
                     ("a raw listing also shows files of batch attempts that died or were re-run", multipart),
                     view="listing")
     return [log, listing]
+
+
+SDK_V1_COMPLETE = "R7.4 with SDK v1"
+
+
+def fatal_error_inside_complete(faults: Iterable[FaultStep], version: str | None) -> bool:
+    """Does an error-200 rule on CompleteMultipartUpload kill this connector version's task?"""
+    from reference_impl.versions import VersionError, VersionProfile
+
+    try:
+        retried = VersionProfile.of(version).retries_error_inside_complete
+    except VersionError:
+        return False
+    return not retried and any(f.kind == "s3" and f.params.get("action") == "error-200"
+                               and f.params.get("operation") in ("CompleteMultipartUpload", "*") for f in faults)
 
 
 def conditional_writes(config: dict[str, str], version: str | None) -> bool:
@@ -159,6 +180,12 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     # a dropped Complete response is an error to the sink too (a broken connection), so it retries
     retriable = any(f.kind == "s3" and f.params.get("action") in ("fail", "error-200", "drop-response")
                     for f in faults)
+    # the Python sink is its own client: the SDK generation is Confluent's connector's
+    if kind == "confluent" and fatal_error_inside_complete(faults, version):
+        props -= {"liveness", "commit-progress"}
+        reasons.append(f"{SDK_V1_COMPLETE}: an error inside CompleteMultipartUpload's 200 is not retried by the AWS "
+                       "SDK v1 client (before 11.0.0) and kills the task; liveness and commit progress measured, "
+                       "not claimed, and the model's files possible, not required")
     if several_open and retriable:
         exactly = False
         reasons.append("several open files plus a retriable S3 error re-write committed records (C1)")

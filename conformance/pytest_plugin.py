@@ -52,8 +52,18 @@ def sinkcheck_plugin_path(request: pytest.FixtureRequest) -> list[str]:
 @pytest.fixture(scope="session")
 def sinkcheck_stack(sinkcheck_target: str, sinkcheck_plugin_path: list[str], tmp_path_factory: pytest.TempPathFactory):
     """A warm Kafka stack for a Kafka Connect target, shared by the session's runs (each brings
-    its own connector, topics and bucket); None for other targets. A plugin that cannot be had
+    its own connector, topics and bucket), a broker and S3 server for the Python sink over a
+    broker; None for other targets. A plugin that cannot be had
     is a usage error naming the ways to provide it."""
+    if sinkcheck_target.startswith("pysink:broker"):
+        from conformance.targets import start_broker_stack
+
+        broker_stack = start_broker_stack(tmp_path_factory.mktemp("stack"))
+        try:
+            yield broker_stack
+        finally:
+            broker_stack.stop()
+        return
     if not sinkcheck_target.startswith("kafka-connect:"):
         yield None
         return

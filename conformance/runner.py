@@ -12,11 +12,13 @@ from typing import Any, Callable
 from adapters.observation import FaultEvent, Observation
 from adapters.target import Fault, Target, TargetInfo
 from conformance.checkers import RunData, run_checks
-from conformance.claims import CONFLUENT_SEMANTICS, Claim, claims_for
+from conformance.claims import (CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim, claims_for, fatal_error_inside_complete,
+                                null_stops_task)
 from conformance import wire
 from conformance.connector_config import sink_config
 from conformance.scenario import FaultStep, Scenario, ScenarioError
-from conformance.targets import make_target, simulated, target_kind, translation_for, uploads_of, worker_converters
+from conformance.targets import (connect_profile, make_target, simulated, target_kind, translation_for, uploads_of,
+                                 worker_converters)
 from conformance.verdicts import Verdict, overall
 from reference_impl.config import SinkConfig
 from reference_impl.expectation import Expectation
@@ -87,11 +89,17 @@ def config_phases(scenario: Scenario, kind: str, cfg: SinkConfig,
 _MULTIPART = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
 
 
-def faults_for_target(scenario: Scenario, target_spec: str) -> tuple[list[FaultStep], list[str]]:
+def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | None = None,
+                      dies_at_error_200: bool = False) -> tuple[list[FaultStep], list[str]]:
     """The scenario's fault steps as this target can meet them, and what changed: an S3 rule on
     a multipart request stands for the request that makes the object, so a sink that writes each
-    object with one PutObject gets the rule on PutObject; a config update sends what the
-    target's connector has a counterpart for, and is left out where that is nothing."""
+    object with one PutObject gets the rule on PutObject, counting the records written after it
+    (one PutObject each: the n-th file of a multipart sink may be a record that never comes), and
+    is left out where no record after it reaches S3 (`writes_until`: the index of the record the
+    target's task stops at, e.g. a null value Camel cannot write); a config update sends what the
+    target's connector has a counterpart for, and is left out where that is nothing. Where an
+    error inside Complete's 200 kills the task (`dies_at_error_200`: Confluent's connector with
+    the AWS SDK v1), only the first such rule can fire: the others are left out."""
     uploads = uploads_of(target_spec)
     out: list[FaultStep] = []
     notes: list[str] = []
@@ -118,11 +126,30 @@ def faults_for_target(scenario: Scenario, target_spec: str) -> tuple[list[FaultS
             renumbered.append(None)
             dropped_names.add(str(f.params.get("name", "")))
             continue
+        if (dies_at_error_200 and f.kind == "s3" and f.params.get("action") == "error-200"
+                and any(o.kind == "s3" and o.params.get("action") == "error-200" for o in out)):
+            notes.append(f"after {f.after}: a second error-200 rule left out: the first kills the task "
+                         f"({SDK_V1_COMPLETE})")
+            renumbered.append(None)
+            dropped_names.add(str(f.params.get("name", "")))
+            continue
+        writes_after = max(0, min(len(scenario.records), len(scenario.records) if writes_until is None
+                                  else writes_until) - f.after)
+        if on_put and writes_after == 0:
+            why = ("no record is produced after it" if writes_until is None or f.after >= len(scenario.records)
+                   else f"the task stops at record {writes_until} (a null value it cannot write) before any "
+                        "record after it")
+            notes.append(f"after {f.after}: the rule on {f.params['operation']} left out: {why}, and this "
+                         "connector writes each record with one PutObject")
+            renumbered.append(None)
+            dropped_names.add(str(f.params.get("name", "")))
+            continue
         if f.kind == "s3":
             renumbered.append(sum(1 for i in renumbered if i is not None))
         if on_put:
             params = {k: v for k, v in f.params.items() if k != "part_number"}
             params["operation"] = "PutObject"
+            params["nth"] = min(int(params.get("nth", 1)), writes_after)
             out.append(replace(f, params=params))
             notes.append(f"after {f.after}: the rule on {f.params['operation']} is on PutObject "
                          f"(this connector writes each object with one PutObject)")
@@ -150,7 +177,9 @@ def boundaries_hold(expectation: Expectation, claim: Claim, observation: Observa
     and checkers compare objects with the records they hold."""
     s3_fired = any(f.kind == "s3" and f.fired for f in observation.faults)
     c1 = any("(C1)" in r for r in claim.reasons)
-    return not (s3_fired and (expectation.task_failure is not None or c1))
+    # the task dies where the model has it go on (an error inside Complete's 200 under SDK v1)
+    dies = any(SDK_V1_COMPLETE in r for r in claim.reasons)
+    return not (s3_fired and (expectation.task_failure is not None or c1 or dies))
 
 
 # faults that touch the whole Kafka Connect worker (or the group of workers), not only the run's
@@ -198,13 +227,21 @@ def on_shared_stack(scenario: Scenario, tag: str) -> Scenario:
 
 
 def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable[[Any], Any],
-                   workers: int = STACK_WORKERS) -> list[Any]:
+                   workers: int = STACK_WORKERS, spare: Callable[[], Any] | None = None) -> list[Any]:
     """`run(item)` for each item, in the order given back: items that touch only their own
-    connector `workers` at a time, then the others one by one (in the caller's thread). An
+    connector `workers` at a time, and the others one by one (in the caller's thread). An
     exception a run raises is its result. The shared items run on pool threads that end with
     the call, so they must not start processes (sinkcheck's die with the thread that started
-    them: start the stack before); the others may."""
+    them: start the stack before); the others may.
+
+    `spare`: a context manager factory under which `run` uses a second stack of its own (it
+    starts it lazily and stops it on exit). With it and two or more items to run alone, a
+    thread of its own (outliving every run on it, so that a crash's restarted worker lives on)
+    takes alone items from the start, while the shared ones run, and the caller's thread joins
+    in once they are done: two items alone at once, each on a stack nothing else uses."""
+    import collections
     import concurrent.futures
+    import threading
 
     def guarded(item: Any) -> Any:
         try:
@@ -214,12 +251,34 @@ def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable
 
     out: dict[int, Any] = {}
     shared = [i for i, item in enumerate(items) if not alone(item)]
+    queue = collections.deque(i for i in range(len(items)) if i not in set(shared))
+    take = threading.Lock()
+
+    def drain() -> None:
+        while True:
+            with take:
+                if not queue:
+                    return
+                i = queue.popleft()
+            out[i] = guarded(items[i])
+
+    def on_spare() -> None:
+        try:
+            with spare():  # type: ignore[misc]
+                drain()
+        except Exception:  # noqa: BLE001 - a spare stack that fails leaves its items to the caller's
+            pass
+
+    helper = None
+    if spare is not None and len(queue) >= 2:
+        helper = threading.Thread(target=on_spare, name="sinkcheck-spare-stack", daemon=True)
+        helper.start()
     with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
         for i, r in zip(shared, pool.map(lambda i: guarded(items[i]), shared)):
             out[i] = r
-    for i, item in enumerate(items):
-        if i not in out:
-            out[i] = guarded(item)
+    drain()
+    if helper is not None:
+        helper.join()
     return [out[i] for i in range(len(items))]
 
 
@@ -254,8 +313,15 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     to_produce = wire.records_to_produce(scenario.connector, scenario.records, worker)
     kind = target_kind(target_spec)
     translation = translation_for(target_spec, scenario.connector)
-    fault_steps, fault_changes = faults_for_target(scenario, target_spec)
     sent = translation.config if translation is not None else dict(scenario.connector)
+    read_value = wire.converters(sent, worker)[1]
+    nulls = [i for i, p in enumerate(to_produce) if read_value.to_connect(p.value).value is None]
+    # a sink whose task a null value stops (Camel without an errant-record reporter) writes nothing after it
+    stops_at = nulls[0] if nulls and null_stops_task(kind, sent) else None
+    runs_version = connect_profile(target_spec)[1] if kind == "confluent" else None
+    dies_at_200 = kind == "confluent" and fatal_error_inside_complete(scenario.faults,
+                                                                      runs_version or scenario.connector_version)
+    fault_steps, fault_changes = faults_for_target(scenario, target_spec, stops_at, dies_at_200)
     s3_faults = [f for f in fault_steps if f.kind in ("s3", "release")]
     front = moto = None
     s3_endpoint = None
@@ -286,8 +352,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     if kind == "confluent" and runs and scenario.connector_version != runs:
         # the model holds the connector to the version that runs
         scenario = replace(scenario, connector_version=runs)
-    read_value = wire.converters(sent, worker)[1]
-    null_values = any(read_value.to_connect(p.value).value is None for p in to_produce)
+    null_values = bool(nulls)
     claims = claims_for(kind, sent, fault_steps, scenario.connector_version, null_values)
     claim = claims[0]
     cfg = model_config(scenario, kind)

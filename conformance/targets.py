@@ -153,6 +153,18 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
     return KafkaStack(run_dir, plugin_paths=[pdir], worker_props=dict(worker_converters(spec))).start()
 
 
+def start_broker_stack(run_dir: Path) -> Any:
+    """A started KafkaStack without workers (a broker and an S3 server) for `pysink:broker`: a
+    warm stack shared by a session's runs, each with its consumer group, topics emptied of an
+    earlier run's records and bucket emptied. Its broker allows 1 s group sessions, as the one
+    a run starts for itself does, so a zombie is evicted as quickly."""
+    from adapters.supervisor import KafkaStack
+
+    stack = KafkaStack(run_dir, workers=0, with_s3=True)
+    stack.broker.extra_props["group.min.session.timeout.ms"] = 1000
+    return stack.start()
+
+
 def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin_path: list[str] | None = None,
                 workers: int = 1, stack: Any = None) -> Target:
     """`workers`: how many Kafka Connect workers a Kafka Connect target runs (two for a zombie:
@@ -167,7 +179,8 @@ def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin
 
             return SimulatedPySinkTarget(run_dir, variant=pysink_variant(spec))
         mode = "broker" if ":broker" in spec else "inprocess"
-        return PySinkTarget(run_dir, mode=mode, variant=pysink_variant(spec), s3_endpoint=s3_endpoint)
+        return PySinkTarget(run_dir, mode=mode, variant=pysink_variant(spec), s3_endpoint=s3_endpoint,
+                            stack=stack if mode == "broker" else None)
     if spec.startswith("kafka-connect:"):
         from adapters import plugins
         from adapters.kafka_connect import KafkaConnectTarget

@@ -91,6 +91,14 @@ class VersionProfile:
         return self._at_least(10, 6, 0)
 
     @property
+    def retries_error_inside_complete(self) -> bool:
+        """R7.4: an InternalError inside CompleteMultipartUpload's 200 answer is retriable with
+        the AWS SDK v2 (11.0.0+, #858). The SDK v1 client these versions bundle (1.12.x) throws
+        it at once (AmazonS3Client.completeMultipartUpload never reaches its own retry for it),
+        and its default retry condition takes no status 200: the task dies."""
+        return self._at_least(11, 0, 0)
+
+    @property
     def unwraps_time_partitioner(self) -> bool:
         """R3.9: time rotation sees through the schema-affix and tombstone wrappers (12.1.0+)."""
         return self._at_least(12, 1, 0)

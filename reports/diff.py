@@ -6,7 +6,9 @@ saved results.json), so a run can also be compared with an earlier run's results
 - behaviour change: on identical input the final object sets differ (keys, or the offsets an
   object holds). With exactly-once claimed on both sides the object set is a function of the
   input: a change is *documented* when each side matches its own version's model (spec §18),
-  otherwise *unexplained* (a regression). Under at-least-once a change is allowed and reported.
+  where the baseline's objects break its model and the candidate's match it, the change is the
+  *fixed* one; otherwise *unexplained* (a regression). Under at-least-once a change is allowed
+  and reported.
 - fixed: failed on the baseline, passes on the candidate.
 """
 from __future__ import annotations
@@ -96,6 +98,9 @@ def diff_entries(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]]
             elif versions[0] != versions[1] and _matches_model(b) and _matches_model(c):
                 kind, why = "documented", (f"each side matches its own version's model ({versions[0]} vs {versions[1]}): "
                                            "a documented behaviour change between versions (spec §18)")
+            elif _matches_model(c) and not _matches_model(b):
+                kind, why = "fixed", ("the baseline's objects break its claim (see its failed verdicts) and the "
+                                      "candidate's match the model: the change is the fix")
             elif b.get("connector") != c.get("connector") and _matches_model(b) and _matches_model(c):
                 changed = sorted(k for k in set(b["connector"]) | set(c["connector"])
                                  if b["connector"].get(k) != c["connector"].get(k))

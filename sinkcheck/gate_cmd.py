@@ -124,24 +124,25 @@ def cmd_gate(args: Any) -> int:
     sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
     per_side: dict[str, list[Any]] = {"baseline": [], "candidate": []}
     skipped = 0
-    jobs: list[tuple[str, str, Any, str]] = []  # side, spec, scenario, origin
-    for sc in scenarios:
+    jobs: list[tuple[str, str, Any, str, str]] = []  # side, spec, scenario, origin, topic tag
+    for n, sc in enumerate(scenarios):
         base = prepare(sc, connector=connector, version=None, seed=seed)
         if not all(selected(base, spec, props) for _, spec, _ in sides):
             continue
         for side, spec, ver in sides:
             s = prepare(base, connector={**base.connector, **overrides[side]} if overrides[side] else None,
                         version=ver, seed=None)
-            jobs.append((side, spec, s, "named" if not sc.name.startswith("generated") else "generated"))
+            # both sides' topics get one tag (each side has a stack of its own): same keys to compare
+            jobs.append((side, spec, s, "named" if not sc.name.startswith("generated") else "generated", f"-g{n}"))
 
-    def run(job: tuple[str, str, Any, str]) -> Any:
+    def run(job: tuple[str, str, Any, str, str]) -> Any:
         nonlocal skipped
-        side, spec, s, origin = job
+        side, spec, s, origin, tag = job
         if sess.over_budget():
             with sess._lock:
                 skipped += 1
             return None
-        return sess.run_one(s, spec, origin, out / side / slug(s.name))
+        return sess.run_one(s, spec, origin, out / side / slug(s.name), tag=tag)
 
     from conformance.runner import needs_stack_alone, stack_schedule
 
@@ -150,8 +151,9 @@ def cmd_gate(args: Any) -> int:
         warm = all(spec.startswith("kafka-connect:") for _, spec, _ in sides)
         for _, spec, _ in sides:
             sess.stack_for(spec)  # started here: a process dies with the thread that started it
-        results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1)
-        for (side, _, _, _), r in zip(jobs, results):
+        results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1,
+                                 spare=sess.spare_stacks([spec for _, spec, _ in sides]) if warm else None)
+        for (side, _, _, _, _), r in zip(jobs, results):
             if isinstance(r, UsageError):
                 raise r
             if r is not None and not isinstance(r, Exception):

@@ -281,13 +281,17 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
     return RunResult(scenario, spec, claim, obs, exp, verdicts, time.monotonic() - started, run_dir)
 
 
-def execute(scenario: Any, spec: str, run_dir: Path, plugin_path: list[str] | None = None, stack: Any = None) -> Any:
+def execute(scenario: Any, spec: str, run_dir: Path, plugin_path: list[str] | None = None, stack: Any = None,
+            tag: str | None = None) -> Any:
+    """One run. On a warm stack the scenario's topics get `tag` appended (default: one of its
+    own): other runs use the stack's broker at the same time. A gate gives both sides of a
+    scenario the same tag, on stacks of their own, so their objects keep comparable keys."""
     if spec.startswith("model@") or spec == "model":
         return run_model(scenario, spec, run_dir)
     from conformance.runner import on_shared_stack, run_scenario
 
-    if stack is not None:  # topics of its own: other runs use the stack's broker at the same time
-        scenario = on_shared_stack(scenario, f"-r{next(_STACK_RUNS)}")
+    if stack is not None:
+        scenario = on_shared_stack(scenario, tag or f"-r{next(_STACK_RUNS)}")
     return run_scenario(scenario, spec, run_dir, plugin_path=plugin_path, stack=stack)
 
 
@@ -348,16 +352,46 @@ class Session:
     stacks: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # for the report
     _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
+    _spare: Any = field(default_factory=threading.local)  # a thread's own stacks (spare_stacks)
 
     def stack_for(self, spec: str) -> Any:
         if not spec.startswith("kafka-connect:"):
             return None
+        spare = getattr(self._spare, "stacks", None)
+        if spare is not None and spec in spare:
+            return spare[spec]
         if spec not in self.stacks:
             from conformance.targets import start_connect_stack
 
             self.term.progress(f"[sinkcheck] starting a Kafka broker, an S3 server and a Connect worker for {spec}…")
             self.stacks[spec] = start_connect_stack(spec, self.out / "stacks" / slug(spec), self.plugin_path)
         return self.stacks[spec]
+
+    def spare_stacks(self, specs: list[str]) -> Any:
+        """A context in which this thread's runs of `specs` go to stacks of their own, started
+        on entry (in this thread: its processes die with it) and stopped on exit: conformance.
+        runner.stack_schedule runs the items that need a stack alone on them while the shared ones run."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def spare() -> Any:
+            from conformance.targets import start_connect_stack
+
+            stacks: dict[str, Any] = {}
+            try:
+                for spec in dict.fromkeys(s for s in specs if s.startswith("kafka-connect:")):
+                    stacks[spec] = start_connect_stack(spec, self.out / "stacks" / f"{slug(spec)}-spare",
+                                                       self.plugin_path)
+                self._spare.stacks = stacks
+                yield
+            finally:
+                self._spare.stacks = None
+                for stack in stacks.values():
+                    try:
+                        stack.stop()
+                    except Exception as e:  # noqa: BLE001 - the others are stopped all the same
+                        self.term.err(f"sinkcheck: stopping a spare Kafka stack: {e}")
+        return spare
 
     def close(self) -> None:
         """Stop every stack the session started."""
@@ -396,14 +430,15 @@ class Session:
                            f"{len(self.errors)} errors" + (f", {left}" if left else "")
                            + f" · {current}")
 
-    def run_one(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True) -> Any | None:
+    def run_one(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True,
+                tag: str | None = None) -> Any | None:
         with self._lock:
             self.show_progress(f"{scenario.name} on {spec}")
             stack = self.stack_for(spec)
         redacted = redacted_scenario(scenario, self.term.redactor)
         redacted.save(run_dir / "scenario.json")
         try:
-            result = execute(scenario, spec, run_dir, self.plugin_path, stack)
+            result = execute(scenario, spec, run_dir, self.plugin_path, stack, tag)
         except Exception as e:
             from conformance.scenario import ScenarioError
             from conformance.targets import TargetSpecError
@@ -844,7 +879,7 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
             sess.errors.append({"scenario": "(warm stack)", "target": spec, "origin": "named",
                                 "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8)})
             return
-        for r in stack_schedule(todo, needs_stack_alone, run_named):
+        for r in stack_schedule(todo, needs_stack_alone, run_named, spare=sess.spare_stacks([spec])):
             if isinstance(r, UsageError):
                 raise r
     else:

@@ -88,3 +88,24 @@ def test_a_gate_between_two_configs_explains_the_change_by_the_config(tmp_path: 
     assert main(["gate", "--baseline", "model@12.1.9", "--candidate", "model@12.1.9", "--candidate-config",
                  str(tmp_path / "missing.json"), "--out", str(tmp_path / "c")]) == Exit.USAGE
     assert "--candidate-config: file not found" in capsys.readouterr().err
+
+
+def test_objects_that_differ_because_the_baseline_broke_its_claim_are_the_fix_not_a_regression() -> None:
+    """A gate of 10.6.18 against 12.1.9 once counted three 'unexplained' regressions where the
+    baseline's task had died (its objects broke its model) and the candidate matched the model."""
+    from reports.diff import diff_entries
+
+    def entry(objects, matches):
+        return {"scenario": "s", "target": "t", "claim": {"name": "exactly-once"}, "connector_version": "v",
+                "connector": {}, "replay": "r", "steps": "", "objects": objects,
+                "verdicts": [{"property": "exact-object-set", "status": "pass" if matches else "fail", "claimed": True,
+                              "rule": "§16", "message": "", "witnesses": []}]}
+
+    whole = [{"key": "a+0+0.json", "offsets": ["e-0@0", "e-0@1"]}, {"key": "a+0+2.json", "offsets": ["e-0@2"]}]
+    diff = diff_entries([entry(whole[:1], False)], [entry(whole, True)])
+    assert not diff["regressions"]
+    assert [c["kind"] for c in diff["behaviour_changes"]] == ["fixed"]
+    assert [f["property"] for f in diff["fixed"]] == ["exact-object-set"]
+    # the other way round it is one
+    back = diff_entries([entry(whole, True)], [entry(whole[:1], False)])
+    assert "exact-object-set" in [r["property"] for r in back["regressions"]]

@@ -112,3 +112,50 @@ def test_an_error_200_rule_has_no_putobject_counterpart_and_its_waits_go_with_it
     assert [(f.kind, f.params.get("operation"), f.params.get("rule")) for f in steps] == [
         ("s3", "PutObject", None), ("wait-fired", None, 0), ("release", None, None)]
     assert any("error-200" in n for n in notes)
+
+
+def test_a_putobject_rule_counts_records_after_it_and_goes_where_none_reaches_s3():
+    """A generated Camel run ended unknown: a Complete rule with nth=2 armed before the last record
+    waited for a second PutObject that never came (one record after it), and the task had
+    stopped at a null value before that anyway."""
+    from dataclasses import replace
+
+    sc = SUITE["rotate-interval-table"]()
+    n = len(sc.records)
+    sc = replace(sc, faults=[
+        FaultStep(n - 1, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response", "nth": 2,
+                                "name": "late"}),
+        FaultStep(n, "wait-fired", {"rule": "late"}),
+        FaultStep(1, "s3", {"operation": "UploadPart", "action": "fail", "status": 503, "nth": 3, "name": "early"}),
+        FaultStep(n, "wait-fired", {"rule": "early"})])
+    steps, _ = faults_for_target(sc, "kafka-connect:camel@4.18.0")
+    assert [(f.params.get("name"), f.params.get("nth")) for f in steps if f.kind == "s3"] == [("late", 1), ("early", 3)]
+    # the task stops at record 2: nothing after the first rule is written, and one record after the second
+    steps, notes = faults_for_target(sc, "kafka-connect:camel@4.18.0", writes_until=2)
+    assert [(f.kind, f.params.get("name") or f.params.get("rule")) for f in steps] == [("s3", "early"), ("wait-fired", "early")]
+    assert [f.params["nth"] for f in steps if f.kind == "s3"] == [1]
+    assert any("stops at record 2" in x for x in notes)
+
+
+def test_R7_4_an_error_inside_completes_200_kills_the_task_with_the_sdk_v1_connector():
+    """Found by the gate 10.6.18 → 12.1.9: the AWS SDK v1 client 10.6.18 bundles (1.12.779)
+    throws an InternalError inside CompleteMultipartUpload's 200 at once, and its retry
+    condition takes no status 200, so the connector's task dies (ConnectException); 12.1.9's
+    SDK v2 retries it. The claim drops liveness and commit progress for 10.6.x, and a second
+    error-200 rule, which could never fire, is left out."""
+    from conformance.claims import SDK_V1_COMPLETE, claim_for, fatal_error_inside_complete
+
+    sc = SUITE["error-inside-200-with-keys"]()
+    assert fatal_error_inside_complete(sc.faults, "10.6.18") and not fatal_error_inside_complete(sc.faults, "12.1.9")
+    old = claim_for("kafka-connect:confluent@10.6.18", sc.connector, sc.faults, "10.6.18")
+    new = claim_for("kafka-connect:confluent@12.1.9", sc.connector, sc.faults, "12.1.9")
+    assert not old.claims("liveness") and not old.claims("commit-progress") and old.claims("no-loss")
+    assert any(SDK_V1_COMPLETE in r for r in old.reasons)
+    assert new.claims("liveness") and new.claims("commit-progress")
+    # the Python sink is its own S3 client
+    assert claim_for("pysink", sc.connector, sc.faults, "10.6.18").claims("liveness")
+    steps, notes = faults_for_target(sc, "kafka-connect:confluent@10.6.18", dies_at_error_200=True)
+    assert [f.params.get("name") for f in steps if f.kind == "s3"] == ["error-200-1"]
+    assert any("second error-200 rule left out" in n for n in notes)
+    same, _ = faults_for_target(sc, "kafka-connect:confluent@12.1.9")
+    assert same == list(sc.faults)

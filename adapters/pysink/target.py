@@ -139,9 +139,13 @@ class PySinkTarget(Target):
                 pass  # already there
             if self.mode == "broker":
                 self.obs.log_paths.update(self.stack.log_paths())
-                from adapters.produce import create_topics
+                from adapters.produce import create_topics, fresh_topics
 
-                create_topics(self.stack.bootstrap, self.topics)
+                if self._own_stack is None:  # a warm stack: an earlier run's topics and objects go
+                    fresh_topics(self.stack.bootstrap, self.topics)
+                    self._empty_bucket()
+                else:
+                    create_topics(self.stack.bootstrap, self.topics)
             else:
                 self.log = InProcessLog()
                 self.log.create(self.topics)
@@ -151,6 +155,15 @@ class PySinkTarget(Target):
             raise
         self._sampler = threading.Thread(target=self._sample_loop, name="pysink-sampler", daemon=True)
         self._sampler.start()
+
+    def _empty_bucket(self) -> None:
+        c, bucket = self._sample_s3, self.settings.bucket
+        for page in c.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if keys:
+                c.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+        for u in c.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
+            c.abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
 
     def _settings(self, cfg: dict[str, str]) -> SinkSettings:
         try:
@@ -163,7 +176,9 @@ class PySinkTarget(Target):
         if self.mode == "broker":
             from adapters.pysink.kafka import KafkaSink, consumer_timeouts
 
-            cc = {**consumer_timeouts(self._own_stack is not None), **self.consumer_config}
+            short = self._own_stack is not None or str(
+                getattr(getattr(self.stack, "broker", None), "extra_props", {}).get("group.min.session.timeout.ms")) == "1000"
+            cc = {**consumer_timeouts(short), **self.consumer_config}
             inst: SinkInstance = KafkaSink(self.stack.bootstrap, self.s3, self.settings, group=self.group,
                                            topics=sorted(self.topics), consumer_config=cc,
                                            name=f"{self.name}-{len(self.instances) + 1}",

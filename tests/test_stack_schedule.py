@@ -1,0 +1,94 @@
+"""conformance.runner.stack_schedule: how runs share a warm stack. Plain functions stand in for
+runs (this tests the schedule, not a stack): shared items at once, the others one at a time per
+stack, a spare stack taking alone items from the start on a thread that outlives its runs."""
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+from conformance.runner import stack_schedule
+
+
+class Log:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.spans: list[tuple[str, str, float, float]] = []  # item, where, start, end
+        self.local = threading.local()
+        self.spare_threads: list[str] = []
+
+    def spare(self, fail: bool = False):
+        @contextlib.contextmanager
+        def cm():
+            with self.lock:
+                self.spare_threads.append(threading.current_thread().name)
+            if fail:
+                raise RuntimeError("no second stack here")
+            self.local.on = "spare"
+            try:
+                yield
+            finally:
+                self.local.on = None
+                with self.lock:
+                    self.spare_threads.append(threading.current_thread().name)
+        return cm
+
+    def run(self, item: str) -> str:
+        where = getattr(self.local, "on", None) or "main"
+        t = time.monotonic()
+        if item == "boom":
+            raise ValueError("a run that raises")
+        time.sleep(0.15)
+        with self.lock:
+            self.spans.append((item, where, t, time.monotonic()))
+        return f"{item}@{where}"
+
+
+def _overlap(a, b) -> bool:
+    return a[2] < b[3] and b[2] < a[3]
+
+
+ITEMS = ["s1", "a1", "s2", "a2", "s3", "a3", "boom", "a4"]
+
+
+def alone(item: str) -> bool:
+    return item.startswith("a")
+
+
+def test_results_in_order_and_an_exception_is_a_result():
+    log = Log()
+    out = stack_schedule(ITEMS, alone, log.run, workers=3)
+    assert [o if isinstance(o, str) else type(o).__name__ for o in out] == [
+        "s1@main", "a1@main", "s2@main", "a2@main", "s3@main", "a3@main", "ValueError", "a4@main"]
+    runs_alone = [s for s in log.spans if alone(s[0])]
+    assert not any(_overlap(x, y) for x in runs_alone for y in log.spans if x is not y)
+
+
+def test_a_spare_stack_runs_alone_items_while_the_shared_ones_run():
+    log = Log()
+    out = stack_schedule(ITEMS, alone, log.run, workers=3, spare=log.spare())
+    assert [o.split("@")[0] if isinstance(o, str) else "error" for o in out] == [
+        "s1", "a1", "s2", "a2", "s3", "a3", "error", "a4"]
+    on_spare = [s for s in log.spans if s[1] == "spare"]
+    assert on_spare and all(alone(s[0]) for s in on_spare)
+    # entered and left on one thread of its own, which ran the spare's items
+    assert len(log.spare_threads) == 2 and len(set(log.spare_threads)) == 1
+    assert log.spare_threads[0] != threading.current_thread().name
+    # an alone item on the spare ran at the same time as shared ones; two on one stack never overlap
+    shared = [s for s in log.spans if not alone(s[0])]
+    assert any(_overlap(a, s) for a in on_spare for s in shared)
+    for where in ("main", "spare"):
+        mine = [s for s in log.spans if alone(s[0]) and s[1] == where]
+        assert not any(_overlap(x, y) for x in mine for y in mine if x is not y)
+
+
+def test_a_spare_that_cannot_start_leaves_its_items_to_the_callers_stack():
+    log = Log()
+    out = stack_schedule(ITEMS, alone, log.run, workers=3, spare=log.spare(fail=True))
+    assert all(o.endswith("@main") for o in out if isinstance(o, str)) and len(log.spans) == 7
+
+
+def test_no_spare_for_a_single_alone_item():
+    log = Log()
+    stack_schedule(["s1", "a1", "s2"], alone, log.run, workers=2, spare=log.spare())
+    assert log.spare_threads == [] and {s[1] for s in log.spans} == {"main"}
