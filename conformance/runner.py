@@ -187,6 +187,9 @@ def boundaries_hold(expectation: Expectation, claim: Claim, observation: Observa
 WORKER_FAULTS = ("crash", "pause", "resume", "rebalance")
 # runs at once on one warm stack, by default (two cores: the worker is the bottleneck)
 STACK_WORKERS = 3
+# spare stacks for the runs that need a stack alone (sinkcheck run and gate); on two cores a
+# second spare was slower (Confluent's 13 named fault scenarios: 141.6 s with one, 150.2 s with two)
+SPARE_STACKS = 1
 
 
 PHASES = ("start-up", "produce", "faults", "wait until quiet", "observe", "model", "check")
@@ -226,8 +229,37 @@ def on_shared_stack(scenario: Scenario, tag: str) -> Scenario:
                    records=[{**r, "topic": rename.get(r["topic"], r["topic"])} for r in scenario.records])
 
 
+class SpareStack:
+    """stack_schedule's `spare` for callers holding one stack: `spare` starts a second stack
+    with `start()` on entry (on the spare's own thread, which outlives every run on it) and
+    stops it on exit; `stack(default)` is the calling thread's spare, else `default`."""
+
+    def __init__(self, start: Callable[[], Any]):
+        import threading
+
+        self._start = start
+        self._local = threading.local()
+
+    def spare(self) -> Any:
+        import contextlib
+
+        @contextlib.contextmanager
+        def entered() -> Any:
+            self._local.stack = self._start()
+            try:
+                yield
+            finally:
+                stack, self._local.stack = self._local.stack, None
+                stack.stop()
+        return entered()
+
+    def stack(self, default: Any) -> Any:
+        return getattr(self._local, "stack", None) or default
+
+
 def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable[[Any], Any],
-                   workers: int = STACK_WORKERS, spare: Callable[[], Any] | None = None) -> list[Any]:
+                   workers: int = STACK_WORKERS, spare: Callable[[], Any] | None = None,
+                   spares: int = 1) -> list[Any]:
     """`run(item)` for each item, in the order given back: items that touch only their own
     connector `workers` at a time, and the others one by one (in the caller's thread). An
     exception a run raises is its result. The shared items run on pool threads that end with
@@ -238,7 +270,9 @@ def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable
     starts it lazily and stops it on exit). With it and two or more items to run alone, a
     thread of its own (outliving every run on it, so that a crash's restarted worker lives on)
     takes alone items from the start, while the shared ones run, and the caller's thread joins
-    in once they are done: two items alone at once, each on a stack nothing else uses."""
+    in once they are done: two items alone at once, each on a stack nothing else uses. `spares`
+    such threads (each entering `spare()` for a stack of its own), fewer where fewer alone items
+    are left for them."""
     import collections
     import concurrent.futures
     import threading
@@ -269,15 +303,15 @@ def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable
         except Exception:  # noqa: BLE001 - a spare stack that fails leaves its items to the caller's
             pass
 
-    helper = None
-    if spare is not None and len(queue) >= 2:
-        helper = threading.Thread(target=on_spare, name="sinkcheck-spare-stack", daemon=True)
+    helpers = [threading.Thread(target=on_spare, name=f"sinkcheck-spare-stack-{n}", daemon=True)
+               for n in range(min(spares, len(queue) - 1) if spare is not None else 0)]
+    for helper in helpers:
         helper.start()
     with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
         for i, r in zip(shared, pool.map(lambda i: guarded(items[i]), shared)):
             out[i] = r
     drain()
-    if helper is not None:
+    for helper in helpers:
         helper.join()
     return [out[i] for i in range(len(items))]
 

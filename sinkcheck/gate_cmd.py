@@ -7,6 +7,8 @@ changes by the documented rules alone (spec §18), before any sink runs.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from pathlib import Path
 from typing import Any
@@ -116,10 +118,13 @@ def cmd_gate(args: Any) -> int:
     out.mkdir(parents=True, exist_ok=True)
     model_only = any(s.startswith("model") for _, s, _ in sides)
     scenarios = gate_scenarios(args.scenario, args.no_named)
-    with_faults = not (model_only or args.no_faults)
-    scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=with_faults)
+    scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=not args.no_faults)
+    if model_only:
+        # the same scenarios as a gate of real versions with this seed, their fault schedules
+        # dropped: the model applies none, and a scenario with faults is unknown to it
+        scenarios = [dataclasses.replace(sc, faults=[]) for sc in scenarios]
     term.err(f"sinkcheck gate: {args.baseline} → {args.candidate} · {len(scenarios)} scenarios · seed {seed} · profile {profile}"
-             + (" · the model applies no faults: generated scenarios have none" if model_only else "")
+             + (" · the model applies no faults: the scenarios without their fault schedules" if model_only else "")
              + (" · generated scenarios without faults" if args.no_faults and not model_only else ""))
     sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
     per_side: dict[str, list[Any]] = {"baseline": [], "candidate": []}
@@ -144,7 +149,7 @@ def cmd_gate(args: Any) -> int:
             return None
         return sess.run_one(s, spec, origin, out / side / slug(s.name), tag=tag)
 
-    from conformance.runner import needs_stack_alone, stack_schedule
+    from conformance.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
 
     try:
         # on warm stacks (Kafka Connect sides) runs that touch only their own connector go at once
@@ -152,7 +157,8 @@ def cmd_gate(args: Any) -> int:
         for _, spec, _ in sides:
             sess.stack_for(spec)  # started here: a process dies with the thread that started it
         results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1,
-                                 spare=sess.spare_stacks([spec for _, spec, _ in sides]) if warm else None)
+                                 spare=sess.spare_stacks([spec for _, spec, _ in sides]) if warm else None,
+                                 spares=SPARE_STACKS)
         for (side, _, _, _, _), r in zip(jobs, results):
             if isinstance(r, UsageError):
                 raise r

@@ -32,7 +32,7 @@ PROFILES = {
     "thorough": (100, False, 40),
 }
 # generated scenarios for a simulated target (the embedded default: milliseconds a scenario)
-SIMULATED_EXAMPLES = {"ci": 80, "default": 250, "thorough": 1000}
+SIMULATED_EXAMPLES = {"ci": 100, "default": 250, "thorough": 1000}
 FAILURES_DIR = ".sinkcheck/failures"
 
 
@@ -350,6 +350,7 @@ class Session:
     on_result: Callable[[Any], None] | None = None
     # one warm Kafka stack (broker, S3 server, worker) per Kafka Connect target, for all its runs
     stacks: dict[str, Any] = field(default_factory=dict)
+    stack_startup_s: dict[str, float] = field(default_factory=dict)  # how long each warm stack took to start
     notes: list[str] = field(default_factory=list)  # for the report
     _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
     _spare: Any = field(default_factory=threading.local)  # a thread's own stacks (spare_stacks)
@@ -364,7 +365,9 @@ class Session:
             from conformance.targets import start_connect_stack
 
             self.term.progress(f"[sinkcheck] starting a Kafka broker, an S3 server and a Connect worker for {spec}…")
+            t = time.monotonic()
             self.stacks[spec] = start_connect_stack(spec, self.out / "stacks" / slug(spec), self.plugin_path)
+            self.stack_startup_s[spec] = time.monotonic() - t
         return self.stacks[spec]
 
     def spare_stacks(self, specs: list[str]) -> Any:
@@ -871,7 +874,7 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
         return sess.run_one(sc, spec, "named", runs / slug(sc.name))
 
     if spec.startswith("kafka-connect:"):  # a warm stack: runs that touch only their connector go at once
-        from conformance.runner import needs_stack_alone, stack_schedule
+        from conformance.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
 
         try:
             sess.stack_for(spec)  # started here: a process dies with the thread that started it
@@ -879,7 +882,8 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
             sess.errors.append({"scenario": "(warm stack)", "target": spec, "origin": "named",
                                 "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8)})
             return
-        for r in stack_schedule(todo, needs_stack_alone, run_named, spare=sess.spare_stacks([spec])):
+        for r in stack_schedule(todo, needs_stack_alone, run_named, spare=sess.spare_stacks([spec]),
+                                spares=SPARE_STACKS):
             if isinstance(r, UsageError):
                 raise r
     else:
@@ -979,6 +983,8 @@ def cmd_run(args: Any) -> int:
     ctx = ReportContext(command="run", seed=seed, profile=profile, duration_s=time.monotonic() - started,
                         environment=environment(targets, versions, sess.results), preflight=preflight, errors=sess.errors,
                         origins=sess.origins, reproducers=reproducers, redactor=redactor, notes=list(sess.notes))
+    for spec, secs in sess.stack_startup_s.items():
+        ctx.environment[f"warm stack start-up ({spec})"] = f"{secs:.1f} s"
     if sess.skipped_budget:
         ctx.notes.append(f"{sess.skipped_budget} scenarios were not run: the budget ({args.budget}) ran out")
     if baseline is not None:

@@ -1,9 +1,10 @@
 """Apache Camel's aws-s3-sink 4.18.0 through the suite: the named scenarios translated for it
-(its plugin laid out from ../shared/camel, or SINKCHECK_PLUGIN_PATH) on one warm stack (a KRaft
-broker, moto and a Connect worker on 127.0.0.1), under the fault kinds that apply to it: a
-worker SIGKILL, S3 errors and hangs through the fault front (on PutObject: Camel writes each
-record with one), a rebalance and a zombie; and what it does with a null value, with and without
-an errant-record reporter. Each gives verdicts, not errors, and every fault fires."""
+(its plugin laid out from ../shared/camel, or SINKCHECK_PLUGIN_PATH) on warm stacks (a KRaft
+broker, moto and a Connect worker on 127.0.0.1, and a spare one for worker-level faults), under
+the fault kinds that apply to it: a worker SIGKILL, S3 errors and hangs through the fault front
+(on PutObject: Camel writes each record with one), a rebalance and a zombie; and what it does
+with a null value, with and without an errant-record reporter. Each gives verdicts, not errors,
+and every fault fires."""
 from __future__ import annotations
 
 import pytest
@@ -32,8 +33,33 @@ def stack(tmp_path_factory):
     s.stop()
 
 
-def _run(name, stack, tmp_path):
-    result = run_scenario(ALL_NAMED[name](), TARGET, tmp_path, stack=stack, quiet_timeout_s=120)
+@pytest.fixture(scope="module")
+def results(stack, tmp_path_factory):
+    """The scenarios on warm stacks as sinkcheck run plays them: those that touch only their own
+    connector at once, the worker-level ones alone on the module's stack or a spare one."""
+    from conformance.runner import SpareStack, needs_stack_alone, on_shared_stack, stack_schedule
+    from conformance.targets import start_connect_stack
+
+    out = tmp_path_factory.mktemp("camel")
+    spare = SpareStack(lambda: start_connect_stack(TARGET, tmp_path_factory.mktemp("stack-spare")))
+
+    def run(name):
+        sc = on_shared_stack(ALL_NAMED[name](), f"-c{SCENARIOS.index(name)}")
+        return run_scenario(sc, TARGET, out / name, stack=spare.stack(stack), quiet_timeout_s=120)
+
+    alone = lambda n: needs_stack_alone(ALL_NAMED[n]())  # noqa: E731
+    return dict(zip(SCENARIOS, stack_schedule(list(SCENARIOS), alone, run, workers=3, spare=spare.spare)))
+
+
+def _topic0(result) -> str:
+    """The run's partition 0 of its one topic (its name carries the run's tag)."""
+    return f"{next(iter(result.scenario.topics))}-0"
+
+
+def _run(name, results):
+    result = results[name]
+    if isinstance(result, Exception):
+        raise result
     assert result.target_info.connector_version == "4.18.0"
     assert result.translation is not None and not result.translation.given
     assert "storage.class" in result.translation.dropped  # a Confluent property is never sent
@@ -43,18 +69,18 @@ def _run(name, stack, tmp_path):
 
 
 @pytest.mark.parametrize("name", [n for n in SCENARIOS if not n.startswith("null-value")])
-def test_at_least_once_under_faults(name, stack, tmp_path):
+def test_at_least_once_under_faults(name, results):
     from conformance.pytest_plugin import failure_block
 
-    r = _run(name, stack, tmp_path)
+    r = _run(name, results)
     assert r.claim.name == "at-least-once" and {"no-loss", "commit-safety", "liveness"} <= r.claim.properties
     assert r.status == "pass", failure_block(r)
     objects = r.observation.final_bucket.objects
     assert len(objects) >= len(r.scenario.records)  # one object per record, re-deliveries on top
 
 
-def test_a_null_value_stops_the_task_and_the_report_shows_it(stack, tmp_path):
-    r = _run("null-value-stops-the-task", stack, tmp_path)
+def test_a_null_value_stops_the_task_and_the_report_shows_it(results):
+    r = _run("null-value-stops-the-task", results)
     verdicts = {v.property: v for v in r.verdicts}
     # measured, not claimed: the run passes, and the verdict carries the task's failure as witness
     assert not verdicts["liveness"].claimed and verdicts["liveness"].status == "fail"
@@ -62,16 +88,16 @@ def test_a_null_value_stops_the_task_and_the_report_shows_it(stack, tmp_path):
     assert r.status == "pass"
     bodies = sorted(o.body for o in r.observation.final_bucket.objects)
     assert len(bodies) == 5  # the records before the tombstone, and none after it
-    assert r.observation.final_offsets.get("events-0", 0) <= 5
+    assert r.observation.final_offsets.get(_topic0(r), 0) <= 5
 
 
-def test_a_tolerated_null_value_is_skipped(stack, tmp_path):
-    r = _run("null-value-tolerated", stack, tmp_path)
+def test_a_tolerated_null_value_is_skipped(results):
+    r = _run("null-value-tolerated", results)
     verdicts = {v.property: v for v in r.verdicts}
     assert verdicts["liveness"].claimed and verdicts["liveness"].status == "pass"
     assert r.status == "pass"
     assert len(r.observation.final_bucket.objects) == 9  # every record but the tombstone
-    assert r.observation.final_offsets.get("events-0") == 10
+    assert r.observation.final_offsets.get(_topic0(r)) == 10
 
 
 def test_camel_4_18_cannot_run_on_a_worker_whose_default_converter_is_json(tmp_path):

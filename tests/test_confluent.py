@@ -44,32 +44,19 @@ def named_results(stack, tmp_path_factory):
     four at a time (each with topics of its own), and meanwhile the others (crashes, zombies,
     rebalances) one by one, shared out between a spare stack and, once the others are done,
     the module's."""
-    import contextlib
-    import threading
-
-    from conformance.runner import needs_stack_alone, on_shared_stack, stack_schedule
+    from conformance.runner import SpareStack, needs_stack_alone, on_shared_stack, stack_schedule
     from conformance.targets import start_connect_stack
 
     out = tmp_path_factory.mktemp("named")
     names = list(SUITE)
-    own = threading.local()
-
-    @contextlib.contextmanager
-    def spare():
-        own.stack = start_connect_stack(TARGET, tmp_path_factory.mktemp("stack-spare"))
-        try:
-            yield
-        finally:
-            own.stack.stop()
-            own.stack = None
+    spare = SpareStack(lambda: start_connect_stack(TARGET, tmp_path_factory.mktemp("stack-spare")))
 
     def run(name):
         sc = on_shared_stack(SUITE[name](), f"-n{names.index(name)}")
-        on = getattr(own, "stack", None) or stack
-        return run_scenario(sc, TARGET, out / name, stack=on, quiet_timeout_s=120)
+        return run_scenario(sc, TARGET, out / name, stack=spare.stack(stack), quiet_timeout_s=120)
 
     return dict(zip(names, stack_schedule(names, lambda n: needs_stack_alone(SUITE[n]()), run, workers=4,
-                                          spare=spare)))
+                                          spare=spare.spare)))
 
 
 @pytest.mark.parametrize("name", list(SUITE))

@@ -92,3 +92,42 @@ def test_no_spare_for_a_single_alone_item():
     log = Log()
     stack_schedule(["s1", "a1", "s2"], alone, log.run, workers=2, spare=log.spare())
     assert log.spare_threads == [] and {s[1] for s in log.spans} == {"main"}
+
+
+def test_spare_stack_gives_each_thread_its_own_and_stops_it():
+    from conformance.runner import SpareStack
+
+    class FakeStack:
+        def __init__(self) -> None:
+            self.stopped = False
+            self.thread = threading.current_thread().name
+
+        def stop(self) -> None:
+            self.stopped = True
+
+    made: list[FakeStack] = []
+    spare = SpareStack(lambda: made.append(FakeStack()) or made[-1])
+    seen: list[tuple[str, object]] = []
+
+    def run(item: str) -> str:
+        seen.append((item, spare.stack("main")))
+        time.sleep(0.05)
+        return item
+
+    out = stack_schedule(["a1", "a2", "a3", "s1"], alone, run, workers=1, spare=spare.spare)
+    assert out == ["a1", "a2", "a3", "s1"]
+    assert len(made) == 1 and made[0].stopped and made[0].thread != threading.current_thread().name
+    assert {where for item, where in seen if item == "s1"} == {"main"}
+    assert any(where is made[0] for _, where in seen) and spare.stack("main") == "main"
+
+
+def test_two_spares_run_three_alone_items_at_once_and_no_more_spares_than_items_left():
+    log = Log()
+    items = ["a1", "a2", "a3", "a4", "s1"]
+    stack_schedule(items, alone, log.run, workers=1, spare=log.spare(), spares=2)
+    assert len(set(log.spare_threads)) == 2  # each entered and left on a thread of its own
+    runs_alone = [s for s in log.spans if alone(s[0])]
+    assert max(sum(1 for y in runs_alone if _overlap(x, y)) for x in runs_alone) >= 2
+    few = Log()
+    stack_schedule(["a1", "a2", "s1"], alone, few.run, workers=1, spare=few.spare(), spares=5)
+    assert len(set(few.spare_threads)) == 1
