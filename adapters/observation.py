@@ -103,3 +103,25 @@ class Observation:
     @property
     def final_offsets(self) -> dict[str, int]:
         return dict(self.offset_samples[-1].committed) if self.offset_samples else {}
+
+
+class QuietWatch:
+    """wait_until_quiet's bookkeeping, one per wait: how long the sampled state has stayed the
+    same (in the caller's clock: wall seconds, or a simulation's virtual milliseconds), and the
+    outcome recorded in the observation under the target's lock."""
+
+    def __init__(self, obs: Observation, lock: Any, now: float):
+        self.obs, self.lock = obs, lock
+        self.last: Any = None
+        self.since = now
+
+    def unchanged_for(self, state: Any, now: float) -> float:
+        if state != self.last:
+            self.last, self.since = state, now
+        return now - self.since
+
+    def end(self, quiet: bool, still_moving: str = "") -> bool:
+        with self.lock:
+            self.obs.quiet, self.obs.still_moving = quiet, still_moving
+        return quiet
+

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from adapters.memory_s3 import MemoryS3, MemoryS3Client, Parked
-from adapters.observation import FaultEvent
+from adapters.observation import FaultEvent, QuietWatch
 from adapters.pysink.log import InProcessLog
 from adapters.pysink.sink import InProcessSink, ManualClock, SinkInstance
 from adapters.pysink.target import PySinkTarget, flat_config
@@ -256,23 +256,16 @@ class SimulatedPySinkTarget(PySinkTarget):
         journal unchanged for `stable_s`, default 0.6 s), counted in virtual time."""
         stable_ms = int((0.6 if stable_s is None else stable_s) * 1000)
         deadline = self.sim_clock() + int(timeout_s * 1000)
-        last, since, moving = None, self.sim_clock(), ""
+        watch = QuietWatch(self.obs, self._lock, self.sim_clock())
         while True:
             self.tick()
             settled, moving, state = self._moving()
             now = self.sim_clock()
-            if state != last:
-                last, since = state, now
-            if settled and now - since >= stable_ms:
-                with self._lock:
-                    self.obs.quiet, self.obs.still_moving = True, ""
-                return True
+            if watch.unchanged_for(state, now) >= stable_ms and settled:
+                return watch.end(True)
             if now >= deadline:
-                with self._lock:
-                    self.obs.quiet = False
-                    self.obs.still_moving = (f"after {timeout_s:.0f}s (virtual) the Python sink was still moving: "
-                                             f"{moving or 'committed offsets changed'}")
-                return False
+                return watch.end(False, f"after {timeout_s:.0f}s (virtual) the Python sink was still moving: "
+                                        f"{moving or 'committed offsets changed'}")
 
     def _final_samples(self) -> list[Any]:
         """Ticks until the open uploads agree twice in a row, 1.5 virtual seconds apart (as

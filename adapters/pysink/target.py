@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 from adapters.bucket import BucketReader, settled_samples
 from adapters.jars import KAFKA_DESCRIPTION
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord,
-                                  StatusSample)
+                                  QuietWatch, StatusSample)
 from adapters.pysink import VARIANTS
 from adapters.pysink.log import InProcessLog
 from adapters.pysink.sink import (Clock, InProcessSink, ManualClock, SinkConfigError, SinkInstance, SinkSettings,
@@ -390,7 +390,7 @@ class PySinkTarget(Target):
         yet (the open tail) do not count."""
         stable_s = stable_s if stable_s is not None else (2.0 if self.mode == "broker" else 0.6)
         deadline = time.monotonic() + timeout_s
-        last, since, moving = None, time.monotonic(), "nothing sampled yet"
+        watch = QuietWatch(self.obs, self._lock, time.monotonic())
         steps = 0
         while True:
             if not self.threaded and steps < 10_000 and self.sink is not None and not self.sink.error:
@@ -404,18 +404,12 @@ class PySinkTarget(Target):
             except Exception as e:  # noqa: BLE001
                 settled, moving, state = False, f"could not sample: {e}", None
             now = time.monotonic()
-            if state != last:
-                last, since = state, now
-            if settled and (now - since >= stable_s or not self.threaded):
-                with self._lock:
-                    self.obs.quiet, self.obs.still_moving = True, ""
-                return True
+            unchanged = watch.unchanged_for(state, now)
+            if settled and (unchanged >= stable_s or not self.threaded):
+                return watch.end(True)
             if now >= deadline:
-                with self._lock:
-                    self.obs.quiet = False
-                    self.obs.still_moving = (f"after {timeout_s:.0f}s the Python sink was still moving: "
-                                             f"{moving or f'committed offsets changed {now - since:.1f}s ago'}")
-                return False
+                return watch.end(False, f"after {timeout_s:.0f}s the Python sink was still moving: "
+                                        f"{moving or f'committed offsets changed {unchanged:.1f}s ago'}")
             time.sleep(0.05 if self.threaded else 0)
 
     def observe(self) -> Observation:

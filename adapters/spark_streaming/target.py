@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 from adapters.bucket import BucketReader, settled_samples
 from adapters.jars import KAFKA_DESCRIPTION
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object,
-                                  StatusSample)
+                                  QuietWatch, StatusSample)
 from adapters.spark_streaming.logs import METADATA_DIR, CheckpointState, read_checkpoint, read_metadata_log
 from adapters.supervisor import ManagedProcess, now_ms, tail, wait_until
 from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
@@ -368,25 +368,19 @@ class SparkStreamingTarget(Target):
         partition, no batch is in flight, and that has held for `stable_s`. A query process
         that has exited is quiet too (nothing moves; the status says it failed)."""
         deadline = time.monotonic() + timeout_s
-        last, since, moving = None, time.monotonic(), "nothing sampled yet"
+        watch = QuietWatch(self.obs, self._lock, time.monotonic())
         while True:
             try:
                 settled, moving, state = self._moving()
             except Exception as e:  # noqa: BLE001
                 settled, moving, state = False, f"could not sample: {e}", None
             now = time.monotonic()
-            if state != last:
-                last, since = state, now
-            if settled and now - since >= stable_s:
-                with self._lock:
-                    self.obs.quiet, self.obs.still_moving = True, ""
-                return True
+            unchanged = watch.unchanged_for(state, now)
+            if settled and unchanged >= stable_s:
+                return watch.end(True)
             if now >= deadline:
-                with self._lock:
-                    self.obs.quiet = False
-                    self.obs.still_moving = (f"after {timeout_s:.0f}s the Spark query was still moving: "
-                                             f"{moving or f'the checkpoint changed {now - since:.1f}s ago'}")
-                return False
+                return watch.end(False, f"after {timeout_s:.0f}s the Spark query was still moving: "
+                                        f"{moving or f'the checkpoint changed {unchanged:.1f}s ago'}")
             time.sleep(0.2)
 
     def observe(self) -> Observation:
