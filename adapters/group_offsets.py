@@ -48,15 +48,31 @@ class GroupOffsets:
                     out[(t, p)] = high
         return out
 
-    def members(self, timeout_s: float = 10) -> frozenset[str]:
-        """The member ids in the group now (each consumer instance of a sink task has its own)."""
+    def _describe(self, timeout_s: float) -> Any:
         from confluent_kafka.admin import AdminClient
 
         with self._lock:
             if self._admin is None:
                 self._admin = AdminClient({"bootstrap.servers": self._bootstrap, "log_level": 3})
             admin = self._admin
-        desc = admin.describe_consumer_groups([self.group], request_timeout=timeout_s)[self.group].result(timeout=timeout_s + 5)
+        return admin.describe_consumer_groups([self.group], request_timeout=timeout_s)[self.group].result(timeout=timeout_s + 5)
+
+    def members(self, timeout_s: float = 10) -> frozenset[str]:
+        """The member ids in the group now (each consumer instance of a sink task has its own)."""
+        return frozenset(m.member_id for m in self._describe(timeout_s).members)
+
+    def settled(self, topics: Mapping[str, int], timeout_s: float = 10) -> frozenset[str] | None:
+        """The member ids when the group is Stable and its members' assignments hold every
+        partition of `topics` (no rebalance under way, every partition owned); else None."""
+        from confluent_kafka import ConsumerGroupState
+
+        desc = self._describe(timeout_s)
+        if desc.state != ConsumerGroupState.STABLE or not desc.members:
+            return None
+        owned = {(tp.topic, tp.partition) for m in desc.members if m.assignment
+                 for tp in m.assignment.topic_partitions}
+        if any((t, p) not in owned for t, n in topics.items() for p in range(n)):
+            return None
         return frozenset(m.member_id for m in desc.members)
 
     def close(self) -> None:

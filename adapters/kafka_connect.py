@@ -657,16 +657,34 @@ class KafkaConnectTarget(Target):
             out.append((key, upload_id, n))
         return tuple(sorted(out))
 
+    def _settled_members(self) -> frozenset[str] | None:
+        """The consumer group's members when every task is RUNNING and the group is Stable with
+        every partition owned: a task that is reading, not one waiting for a rebalance."""
+        try:
+            tasks = self.status().get("tasks", [])
+            if not tasks or any(t.get("state") != "RUNNING" for t in tasks):
+                return None
+            return self._offsets().settled(self.topics)
+        except Exception:  # noqa: BLE001 - no worker or coordinator answers: not settled
+            return None
+
     def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
         """Quiet: committed offsets, the bucket listing and the open multipart uploads (with
         their parts) unchanged for a while: one offset-flush interval (at least 2 s) once every
-        partition is committed up to its log end, else `stable_s` (default five flush
-        intervals, at least 15 s, longer than a consumer-group rebalance after a crash). An
-        upload that stays open without a new part is not in flight: a killed worker abandons
-        its uploads and the connector never aborts them (R7.6); multipart hygiene reports them."""
+        partition is committed up to its log end. Behind the log end (records buffered short of
+        a rotation, or a task still catching up), `settled_s` (three flush intervals, at least
+        8 s: longer than a put retried after the connector's 5 s retry.backoff.ms) while every
+        task is RUNNING and the consumer group Stable with the same members owning every
+        partition; else `stable_s` (default five flush intervals, at least 15 s, longer than a
+        consumer-group rebalance after a crash). The members are part of the state, so a member
+        joining or leaving (a restarted worker's task, a dead one expelled) starts the window
+        again. An upload that stays open without a new part is not in flight: a killed worker
+        abandons its uploads and the connector never aborts them (R7.6); multipart hygiene
+        reports them."""
         flush_s = self.offset_flush_interval_ms / 1000
         stable_s = stable_s if stable_s is not None else max(5 * flush_s, 15.0)
         at_end_stable_s = min(stable_s, max(flush_s + 1, 2.0))
+        settled_s = min(stable_s, max(3 * flush_s, 8.0))
         deadline = time.monotonic() + timeout_s
         last_state = None
         since = time.monotonic()
@@ -682,13 +700,14 @@ class KafkaConnectTarget(Target):
                 moving = f"could not sample: {e}"
             if committed is not None:
                 listing = tuple((o.key, o.etag) for o in bucket.objects) if bucket else ()
-                state = (tuple(sorted(committed.items())), listing, uploads)
+                behind = {tp: (committed.get(tp, 0), end) for tp, end in ends.items()
+                          if committed.get(tp, 0) < end}
+                members = self._settled_members() if behind else None
+                state = (tuple(sorted(committed.items())), listing, uploads, members)
                 now = time.monotonic()
                 if state != last_state:
                     last_state, since = state, now
-                behind = {tp: (committed.get(tp, 0), end) for tp, end in ends.items()
-                          if committed.get(tp, 0) < end}
-                need = at_end_stable_s if not behind else stable_s
+                need = at_end_stable_s if not behind else settled_s if members else stable_s
                 if now - since >= need:
                     with self._lock:
                         self.obs.quiet = True
@@ -701,6 +720,8 @@ class KafkaConnectTarget(Target):
                 if behind:
                     parts.append("committed behind log end: " + ", ".join(
                         f"{tp} {c}/{e}" for tp, (c, e) in sorted(behind.items())))
+                    if not members:
+                        parts.append(f"a task is not RUNNING or group {self.group} is rebalancing")
                 parts.append(f"{len(listing)} object(s) in the bucket")
                 moving = "; ".join(parts)
             if time.monotonic() >= deadline:
