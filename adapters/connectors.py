@@ -59,9 +59,21 @@ class ConnectorProfile:
     counterparts: Callable[[Mapping[str, str]], list[Counterpart]] | None = field(default=None, repr=False)
     # how it writes an object: "multipart" (Create, UploadPart, Complete) or "put" (one PutObject)
     uploads: str = "multipart"
+    # the keys of the objects that hold records, where the sink writes others beside them (a
+    # table's metadata): an S3 rule standing for "the n-th file" goes on the first of these
+    data_key_glob: str | None = None
     # the worker's default converters where the plugin cannot run under sinkcheck's own
     # (adapters.supervisor.WORKER_CONVERTERS); None: those
     worker_converters: Mapping[str, str] | None = None
+    # other worker properties its workers run with (plugin.discovery where every jar of the plugin
+    # declares its classes as services: the worker then skips scanning them)
+    worker_settings: Mapping[str, str] = field(default_factory=dict)
+
+    def worker_props(self, converters: Mapping[str, str]) -> dict[str, str]:
+        """The worker properties of a stack for this sink (`converters`: the worker's defaults
+        where the profile names none)."""
+        return {**(self.worker_converters if self.worker_converters is not None else converters),
+                **self.worker_settings}
 
     def endpoint_keys(self) -> tuple[str, ...]:
         return tuple(self.fill(S3Location("http://x", "b", "a", "s")).keys())
@@ -156,6 +168,50 @@ def _aiven_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
     return out
 
 
+ICEBERG_TABLE = "sinkcheck.events"  # the table a scenario's records land in (namespace.table)
+ICEBERG_COMMIT_INTERVAL_MS = 2000
+ICEBERG_COMMIT_TIMEOUT_MS = 10000
+JSON_SCHEMALESS = {"value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "false"}
+
+
+def _iceberg(s3: S3Location) -> dict[str, str]:
+    # S3FileIO on the local server, path-style; the catalog's own keys (catalog-impl, uri) come
+    # from the catalog the target starts (adapters.iceberg)
+    return {
+        "iceberg.catalog.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        "iceberg.catalog.warehouse": f"s3://{s3.bucket}/warehouse",
+        "iceberg.catalog.s3.endpoint": s3.endpoint,
+        "iceberg.catalog.s3.path-style-access": "true",
+        "iceberg.catalog.s3.access-key-id": s3.access_key,
+        "iceberg.catalog.s3.secret-access-key": s3.secret_key,
+        "iceberg.catalog.client.region": s3.region,
+    }
+
+
+def _iceberg_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
+    srcs = tuple(k for k in ("topics", "topics.regex") if config.get(k))
+    out = [Counterpart("iceberg.tables", ICEBERG_TABLE, srcs, "one table holds the records of the scenario's topics"),
+           Counterpart("iceberg.tables.auto-create-enabled", "true", (),
+                       "Confluent's sink needs no table made beforehand: the sink creates it from the first record"),
+           Counterpart("iceberg.tables.evolve-schema-enabled", "true", (),
+                       "a record with a field the table lacks widens the table, as a new field simply lands "
+                       "in Confluent's JSON objects"),
+           Counterpart("iceberg.control.commit.interval-ms", str(ICEBERG_COMMIT_INTERVAL_MS), (),
+                       "a table commit every 2 s (the default is 5 min): the scenario's records become visible "
+                       "within the run, as a rotation makes them visible in Confluent's sink"),
+           Counterpart("iceberg.control.commit.timeout-ms", str(ICEBERG_COMMIT_TIMEOUT_MS), (),
+                       "a commit round missing a task's answer ends after 10 s (the default is 30 s): a task "
+                       "restarted with nothing new to read never answers")]
+    value = config.get("value.converter", "")
+    if value != JSON_CONVERTER:
+        srcs = ("value.converter",) + tuple(k for k in config if k.startswith("value.converter."))
+        out += [Counterpart(k, v, srcs if k == "value.converter" else (),
+                            "Iceberg's sink writes Structs or Maps into table rows; the same JSON text read by "
+                            "JsonConverter without schemas is the Map a deployment of it reads")
+                for k, v in JSON_SCHEMALESS.items()]
+    return out
+
+
 def _no_s3(s3: S3Location) -> dict[str, str]:
     return {}
 
@@ -214,6 +270,30 @@ PROFILES: dict[str, ConnectorProfile] = {
             counterparts=_camel_counterparts,
             uploads="put",
             worker_converters=CAMEL_WORKER_CONVERTERS,
+        ),
+        ConnectorProfile(
+            name="iceberg",
+            connector_class="org.apache.iceberg.connect.IcebergSinkConnector",
+            jar_set="iceberg",
+            naming="no object naming to hold it to: Parquet data files under <warehouse>/<namespace>/<table>/data/, "
+                   "visible to readers only through the table's snapshots (metadata/)",
+            fill=_iceberg,
+            defaults={
+                "iceberg.tables": ICEBERG_TABLE,
+                "iceberg.tables.auto-create-enabled": "true",
+                "iceberg.tables.evolve-schema-enabled": "true",
+                "iceberg.control.commit.interval-ms": str(ICEBERG_COMMIT_INTERVAL_MS),
+                "iceberg.control.commit.timeout-ms": str(ICEBERG_COMMIT_TIMEOUT_MS),
+                "key.converter": STRING_CONVERTER,
+                **JSON_SCHEMALESS,
+            },
+            secret_keys=("iceberg.catalog.s3.secret-access-key", "iceberg.catalog.s3.access-key-id"),
+            own_prefixes=("iceberg.",),
+            counterparts=_iceberg_counterparts,
+            uploads="put",
+            data_key_glob="*/data/*.parquet",
+            # 90 jars: scanning them takes a worker 11.8 s to start, the service manifests 3.6 s
+            worker_settings={"plugin.discovery": "service_load"},
         ),
         ConnectorProfile(
             name="filesink",

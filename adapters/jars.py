@@ -50,6 +50,8 @@ JAR_SETS: dict[str, JarSet] = {
                f"org.apache.kafka:connect-file:{KAFKA_VERSION}", True),
         JarSet("aiven", "Aiven S3 sink connector",
                "io.aiven:s3-connector-for-apache-kafka:2.15.0", True),
+        JarSet("iceberg", "Apache Iceberg's Kafka Connect sink (S3FileIO, JDBC catalog on SQLite, ~150 MB)",
+               "org.apache.iceberg:iceberg-kafka-connect:1.12.0, iceberg-aws-bundle:1.12.0", True),
         JarSet("spark-s3a", "Spark's S3A filesystem (hadoop-aws + AWS SDK v2 bundle, ~660 MB)",
                "org.apache.hadoop:hadoop-aws:3.5.0", False),
         JarSet("spark-kafka", "Spark's Kafka source for Structured Streaming",

@@ -143,7 +143,7 @@ def format_config_errors(connector: str, errors: Mapping[str, list[str]]) -> str
 
 _bucket_seq = itertools.count(1)
 FAULTS = ("crash", "kill-worker", "pause", "resume", "pause-worker", "add-worker", "remove-worker", "rebalance",
-          "update-config", "restart-task", "restart-connector")
+          "update-config", "restart-task", "restart-connector", "lose-offset-commit")
 
 
 class KafkaConnectTarget(Target):
@@ -227,7 +227,8 @@ class KafkaConnectTarget(Target):
                                     broker_heap=self.broker_heap, worker_heap=self.worker_heap,
                                     offset_flush_interval_ms=self.offset_flush_interval_ms,
                                     with_s3=self.s3_endpoint is None, workers=self.workers,
-                                    worker_props=dict(self.profile.worker_converters or {}))
+                                    worker_props={**(self.profile.worker_converters or {}),
+                                                  **self.profile.worker_settings})
             self.stack.start()
         stack = self.stack
         while len([w for w in stack.workers if w.proc is not None and w.proc.alive]) < self.workers:
@@ -256,15 +257,20 @@ class KafkaConnectTarget(Target):
                             MotoS3Server.SECRET_KEY, MotoS3Server.REGION)
         else:
             s3 = None
-        cfg = fill_config(cfg, self.profile, s3, topics)
-        if self.profile.name == "filesink":
-            cfg.setdefault("file", str(self.run_dir / f"{name}.out"))
+        cfg = self._complete_config(name, fill_config(cfg, self.profile, s3, topics), s3)
         self.create_topics(topics)
         self.topics.update(topics)
         self.config = cfg
         self._submit_config(cfg)
         self.wait_running(self.running_timeout_s)
         self._start_sampler()
+
+    def _complete_config(self, name: str, cfg: dict[str, str], s3: S3Location | None) -> dict[str, str]:
+        """What a sink needs beside the endpoint, bucket and credentials, from what the run
+        starts for it (FileStreamSink: its output file)."""
+        if self.profile is not None and self.profile.name == "filesink":
+            cfg.setdefault("file", str(self.run_dir / f"{name}.out"))
+        return cfg
 
     def _loaded_version(self, cls: str) -> str | None:
         """The version of `cls` the worker loaded (GET /connector-plugins), None if it has none."""
@@ -567,12 +573,39 @@ class KafkaConnectTarget(Target):
             self.wait_running(self.running_timeout_s)
             restart_from = self.committed_offsets()
             detail = f"connector and tasks restarted from {restart_from}"
+        elif kind == "lose-offset-commit":
+            restart_from = self._lose_offset_commit()
+            detail = f"connector stopped, its group's offsets set back to {restart_from} (KIP-875), resumed"
         else:
             raise TargetError(f"fault {kind!r} is not supported by the Kafka Connect target; supported: "
                               f"{', '.join(FAULTS)}")
         with self._lock:
             self.obs.faults.append(FaultEvent(asked, params, True, t0, now_ms(), detail, restart_from=restart_from))
         self.obs.log_paths.update(self.stack.log_paths())
+
+    def _lose_offset_commit(self) -> dict[str, int]:
+        """The group's last offset commit lost, as when its offsets expire while the connector
+        is stopped or a tool resets them: the connector is stopped, each partition's committed
+        offset set back to the one committed before it (none before: the partition's start),
+        and the connector resumed. Kafka Connect's own REST API does it (KIP-875: stop, PATCH
+        offsets, resume); the tasks then read again from there."""
+        now = self.committed_offsets()
+        with self._lock:
+            history = [s.committed for s in sorted(self.obs.offset_samples, key=lambda s: s.at_ms)]
+        back = {}
+        for tp, k in now.items():
+            earlier = [h[tp] for h in history if h.get(tp) is not None and h[tp] < k]
+            back[tp] = earlier[-1] if earlier else 0
+        cname = urllib.parse.quote(self.name)
+        self.rest.request("PUT", f"/connectors/{cname}/stop")
+        wait_until(lambda: self.status().get("connector", {}).get("state") == "STOPPED" and not self.status().get("tasks"),
+                   self.running_timeout_s, f"connector {self.name!r} to stop (PUT /connectors/{self.name}/stop)")
+        body = {"offsets": [{"partition": {"kafka_topic": tp.rsplit("-", 1)[0], "kafka_partition": int(tp.rsplit("-", 1)[1])},
+                             "offset": {"kafka_offset": k}} for tp, k in sorted(back.items())]}
+        self.rest.request("PATCH", f"/connectors/{cname}/offsets", body)
+        self.rest.request("PUT", f"/connectors/{cname}/resume")
+        self.wait_running(self.running_timeout_s)
+        return back
 
     # ------------------------------------------------------------------ observe
     def _endpoint(self) -> str:
@@ -657,6 +690,12 @@ class KafkaConnectTarget(Target):
             out.append((key, upload_id, n))
         return tuple(sorted(out))
 
+    def _pending(self, committed: Mapping[str, int]) -> tuple[str, float] | None:
+        """What the sink has committed but may not have made visible yet (a table sink's commit
+        to come): what to say of it, and how long it may take at most; None: nothing (an S3
+        sink's objects are visible before it commits)."""
+        return None
+
     def _settled_members(self) -> frozenset[str] | None:
         """The consumer group's members when every task is RUNNING and the group is Stable with
         every partition owned: a task that is reading, not one waiting for a rebalance."""
@@ -678,7 +717,8 @@ class KafkaConnectTarget(Target):
         partition; else `stable_s` (default five flush intervals, at least 15 s, longer than a
         consumer-group rebalance after a crash). The members are part of the state, so a member
         joining or leaving (a restarted worker's task, a dead one expelled) starts the window
-        again. An upload that stays open without a new part is not in flight: a killed worker
+        again. Where the sink has committed more than it has made visible (`_pending`: a table
+        commit to come), `stable_s` or as long as that may take. An upload that stays open without a new part is not in flight: a killed worker
         abandons its uploads and the connector never aborts them (R7.6); multipart hygiene
         reports them."""
         flush_s = self.offset_flush_interval_ms / 1000
@@ -703,11 +743,13 @@ class KafkaConnectTarget(Target):
                 behind = {tp: (committed.get(tp, 0), end) for tp, end in ends.items()
                           if committed.get(tp, 0) < end}
                 members = self._settled_members() if behind else None
+                pending = self._pending(committed)
                 state = (tuple(sorted(committed.items())), listing, uploads, members)
                 now = time.monotonic()
                 if state != last_state:
                     last_state, since = state, now
-                need = at_end_stable_s if not behind else settled_s if members else stable_s
+                need = (max(stable_s, pending[1]) if pending else at_end_stable_s if not behind
+                        else settled_s if members else stable_s)
                 if now - since >= need:
                     with self._lock:
                         self.obs.quiet = True
@@ -722,6 +764,8 @@ class KafkaConnectTarget(Target):
                         f"{tp} {c}/{e}" for tp, (c, e) in sorted(behind.items())))
                     if not members:
                         parts.append(f"a task is not RUNNING or group {self.group} is rebalancing")
+                if pending:
+                    parts.append(pending[0])
                 parts.append(f"{len(listing)} object(s) in the bucket")
                 moving = "; ".join(parts)
             if time.monotonic() >= deadline:

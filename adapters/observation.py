@@ -54,6 +54,23 @@ class BucketSample:
 
 
 @dataclass(frozen=True)
+class TableSample:
+    """A table sink's table at `at_ms` (Apache Iceberg's), read through its catalog before the
+    bucket listing it goes with: every file it references is already in that listing.
+
+    `data_files`: the bucket keys of the data files of the current snapshot; `snapshots`: every
+    snapshot so far, oldest first, as (id, commit time ms, record count added, the summary)."""
+
+    at_ms: int
+    table: str
+    snapshot_id: int | None
+    data_files: tuple[str, ...]
+    record_count: int
+    snapshots: tuple[tuple[int, int, int, tuple[tuple[str, str], ...]], ...] = ()
+    metadata_location: str | None = None
+
+
+@dataclass(frozen=True)
 class OffsetSample:
     """The sink's committed offsets ("topic-partition" -> next offset to read) at `at_ms`."""
 
@@ -95,6 +112,10 @@ class Observation:
     quiet: bool | None = None
     still_moving: str = ""
     log_paths: dict[str, str] = field(default_factory=dict)
+    # a table sink's table over time (TableSample), and the offsets of its own Kafka topics
+    # ("control topic log end", "coordinator group committed", ...: name -> topic-partition -> offset)
+    table_samples: list[TableSample] = field(default_factory=list)
+    control_offsets: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def final_bucket(self) -> BucketSample | None:

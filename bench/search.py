@@ -4,6 +4,7 @@ Figures are printed, never asserted.
 
     python bench/search.py                         # the embedded default (simulated and real time)
     python bench/search.py --confluent 12.1.9      # and Confluent's connector on a warm stack
+    python bench/search.py --iceberg               # and Apache Iceberg's sink on a warm stack
 
 Each row is one `sinkcheck run` (its own output directory): `--profile ci` for the embedded
 default (named and generated scenarios), the named scenarios with faults for a Kafka Connect
@@ -46,6 +47,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--confluent", default=None, help="also Confluent's connector at this version (e.g. 12.1.9)")
     ap.add_argument("--realtime", action="store_true", help="also the in-process sink in real time (pysink:realtime)")
+    ap.add_argument("--iceberg", action="store_true", help="also Apache Iceberg's sink (its own named scenarios)")
     args = ap.parse_args()
     from conformance.named import SUITE
 
@@ -63,6 +65,12 @@ def main() -> None:
             picks = [a for n in fault_names for a in ("--scenario", n)]
             rows.append(measure(f"{spec} · named with faults", ["--target", spec, "--examples", "0", *picks],
                                 t / "confluent"))
+        if args.iceberg:
+            from conformance.named_iceberg import ICEBERG_OWN
+
+            picks = [a for n in ICEBERG_OWN for a in ("--scenario", n)]
+            rows.append(measure("kafka-connect:iceberg · its named scenarios", ["--target", "kafka-connect:iceberg",
+                                                                               "--examples", "0", *picks], t / "iceberg"))
     print(f"\n{'target · scenarios':<52}{'runs':>6}{'wall':>9}{'/min':>8}{'faulty/min':>12}{'stack up':>10}"
           f"{'faulty/min warm':>17}{'errors':>8}")
     for r in rows:

@@ -510,7 +510,7 @@ def commit_progress(d: RunData) -> Verdict:
             if final.get(name, 0) < k:
                 w.append(Witness("commit-stuck", (name,), expected=k, observed=final.get(name),
                                  explanation=f"after quiet {name} is committed to {final.get(name)}; the model commits {k}"))
-    if d.expectation is None and d.claim.naming in ("camel", "aiven"):
+    if d.expectation is None and d.claim.naming in ("camel", "aiven", "iceberg"):
         # no model, but a Kafka Connect sink that took every record commits up to the log end
         ends: dict[str, int] = {}
         for p in d.observation.produced:
@@ -603,7 +603,7 @@ def rotation(d: RunData) -> Verdict:
 
 # faults after which a new task instance starts over from the committed offsets; each may cut
 # one more file per topic-partition than the model (its first file starts at the restart point)
-RESTARTS = ("crash", "restart-task", "rebalance", "pause", "update-config")
+RESTARTS = ("crash", "restart-task", "rebalance", "pause", "update-config", "lose-offset-commit")
 
 
 @check("file-count", "P-FILE-COUNT")
@@ -651,4 +651,42 @@ def liveness(d: RunData) -> Verdict:
         return Verdict("liveness", PASS, False, message=f"the model's task dies too ({exp.task_failure.rule} at "
                                                         f"offset {exp.task_failure.offset})")
     w = [Witness("task-failed", explanation=f"the sink ended FAILED: {_causes(st[-1].trace or '')}")] if failed else []
+    if d.claim.naming == "iceberg":
+        late, latency = _late_table_commits(d)
+        w += late
+        return _verdict("liveness", w, f"the sink ended running; each record reached a table commit within "
+                                       f"{latency:.1f} s of being produced", "the sink ended failed or committed late",
+                        max_commit_latency_s=round(latency, 1))
     return _verdict("liveness", w, "the sink ended running", "the sink ended failed")
+
+
+def _late_table_commits(d: RunData) -> tuple[list[Witness], float]:
+    """A table sink's commit latency: for each record in the final snapshot, from its produce to
+    the first table sample holding it. Late: beyond the commit interval plus the claim's bound."""
+    from conformance.claims import ICEBERG_COMMIT_BOUND_S
+
+    from conformance.targets import translation_for
+
+    sent = translation_for(d.target, dict(d.scenario.connector))
+    cfg = sent.config if sent else {}
+    interval_s = int(cfg.get("iceberg.control.commit.interval-ms", "300000")) / 1000
+    timeout_s = int(cfg.get("iceberg.control.commit.timeout-ms", "30000")) / 1000
+    bound = interval_s + timeout_s + ICEBERG_COMMIT_BOUND_S
+    produced_at = {(p.topic, p.partition, p.offset): p.at_ms for p in d.observation.produced}
+    first_seen: dict[tuple[str, int, int], int] = {}
+    for sample in sorted(d.observation.bucket_samples, key=lambda b: b.at_ms):
+        for obj in d.value_objects(sample):
+            for tp, o in d.offsets_of(obj) or []:
+                first_seen.setdefault((tp[0], tp[1], o), sample.at_ms)
+    w, worst = [], 0.0
+    for k, seen in sorted(first_seen.items()):
+        at = produced_at.get(k)
+        if at is None:
+            continue
+        latency = (seen - at) / 1000
+        worst = max(worst, latency)
+        if latency > bound:
+            w.append(Witness("late-commit", (f"{k[0]}-{k[1]}@{k[2]}",), expected=f"<= {bound:.0f} s", observed=f"{latency:.1f} s",
+                             explanation=f"first in the table {latency:.1f} s after it was produced (commit interval "
+                                         f"{interval_s:.0f} s + timeout {timeout_s:.0f} s + {ICEBERG_COMMIT_BOUND_S:.0f} s)"))
+    return w, worst

@@ -5,7 +5,9 @@ exactly-once under the conditions of spec §16: a deterministic partitioner, rot
 record time or size (not `rotate.schedule.interval.ms`, not the Wallclock extractor), and no
 configuration change mid-stream (C3). Caveat C1: with several encoded partitions open at once
 (FieldPartitioner, or no partition-change rotation) a retriable S3 error can duplicate.
-Aiven and Camel claim at-least-once with their own naming. Spark Structured Streaming makes two
+Aiven and Camel claim at-least-once with their own naming. Apache Iceberg's sink claims
+exactly-once through the table: a reader of its current snapshot (view "log") sees every record
+up to the committed source offsets once. Spark Structured Streaming makes two
 claims, each with its reader's view of the bucket: exactly-once for a reader that follows the
 `_spark_metadata` log (view "log"), at-least-once for a raw listing (view "listing").
 Unclaimed properties are still measured and reported; they never fail a run.
@@ -33,7 +35,7 @@ CONFLUENT_SEMANTICS = ("confluent", "pysink")
 class Claim:
     name: str  # "exactly-once" | "at-least-once"
     properties: frozenset[str]
-    naming: str  # "confluent" | "aiven" | "camel" | "own"
+    naming: str  # "confluent" | "aiven" | "camel" | "iceberg" | "own"
     reasons: tuple[str, ...] = ()
     # what the claim's reader sees: "listing" (every object of a raw listing of the bucket) or
     # "log" (only the files the sink's own commit log lists: BucketSample.committed_keys)
@@ -47,7 +49,7 @@ def _kind(target: str) -> str:
     from conformance.targets import target_kind
 
     t = target_kind(target) if target.startswith(("kafka-connect:", "pysink")) else target
-    return t if t in ("confluent", "aiven", "camel", "pysink", "spark-streaming") else "own"
+    return t if t in ("confluent", "aiven", "camel", "iceberg", "pysink", "spark-streaming") else "own"
 
 
 def claims_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = (),
@@ -101,6 +103,38 @@ def camel_claim(config: dict[str, str], null_values: bool = False) -> Claim:
 
 CAMEL_KEY_NAME = "camel.kamelet.aws-s3-sink.keyName"
 
+# Iceberg's liveness bound beyond its commit interval and commit timeout (a round that misses a
+# task's answer ends there): a worker's restart and the group's rebalance after a crash
+ICEBERG_COMMIT_BOUND_S = 30.0
+
+
+def iceberg_claim(config: dict[str, str], faults: Iterable[FaultStep] = ()) -> Claim:
+    """Apache Iceberg's sink documents "exactly-once delivery semantics" (KIP-447 transactions)
+    and "commit coordination for centralized Iceberg commits": a reader of the table (its
+    current snapshot, view "log") sees every record once, rows appear only through commits, a
+    commit comes each `iceberg.control.commit.interval-ms`. Its documentation says nothing of
+    when the source offsets are committed, or of the files of failed attempts."""
+    interval = config.get("iceberg.control.commit.interval-ms", "300000")
+    timeout = config.get("iceberg.control.commit.timeout-ms", "30000")
+    props = {"no-loss", "no-duplicates", "atomic-visibility", "commit-progress", "liveness"}
+    lost = ()
+    if any(f.kind == "lose-offset-commit" for f in faults):
+        props.discard("no-duplicates")
+        lost = ("exactly-once rests on the Connect group's committed offsets (the task seeks to them, "
+                "KafkaUtils.seekToLastCommittedOffsets; snapshots store only the control topic's): an offset "
+                "commit lost outside the sink re-delivers records the table holds, so no-duplicates is "
+                "measured, not claimed",)
+    return Claim("exactly-once", frozenset(props), "iceberg",
+                 lost + ("exactly-once delivery through the table: a reader of the current snapshot sees each record once",
+                  f"liveness: a table commit within iceberg.control.commit.interval-ms ({interval} ms) plus "
+                  f"its commit timeout ({timeout} ms) plus {ICEBERG_COMMIT_BOUND_S:.0f} s",
+                  "a task commits its source offsets with the files it sends the coordinator, before the table "
+                  "commit: the offsets run ahead of the table until the commit (the control topic holds the "
+                  "files meanwhile), so commit-safety is measured, not claimed",
+                  "data files of failed attempts stay in the bucket, never referenced by the table: measured "
+                  "(the raw listing), not claimed"),
+                 view="log")
+
 
 def spark_claims(faults: Iterable[FaultStep] = ()) -> list[Claim]:
     """Spark Structured Streaming's file sink: a batch's files, then its entry in
@@ -152,6 +186,8 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
         return spark_claims(faults)[0]
     if kind == "camel":
         return camel_claim(config, null_values)
+    if kind == "iceberg":
+        return iceberg_claim(config, faults)
     if kind == "aiven":
         # its documented keys: file.name.prefix + file.name.template (topic-partition-start offset)
         return Claim("at-least-once", AT_LEAST_ONCE | {"naming"}, kind,

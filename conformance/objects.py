@@ -6,7 +6,9 @@ how those sinks name them. Confluent-style objects are decoded with the model's 
 * `aiven`: Aiven's S3 sink (`format.output.type` csv or jsonl, `format.output.fields`, the
   value's encoding, `file.compression.type`), its documented defaults: gzip, CSV, the value
   only, base64;
-* `camel`: Camel's aws-s3-sink, one object per record holding the value's bytes.
+* `camel`: Camel's aws-s3-sink, one object per record holding the value's bytes;
+* `iceberg`: Apache Iceberg's sink, Parquet data files whose rows are the values' fields (read
+  only where the table's current snapshot lists them: the claim's view "log").
 """
 from __future__ import annotations
 
@@ -57,7 +59,15 @@ def decode_camel(body: bytes, config: Mapping[str, str]) -> list[Any]:
     return [body]
 
 
-DECODERS: dict[str, Decoder] = {"jsonl": decode_jsonl, "aiven": decode_aiven, "camel": decode_camel}
+def decode_iceberg(body: bytes, config: Mapping[str, str]) -> list[Any]:
+    """The rows of one of an Iceberg table's Parquet data files, each a dict of its columns."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(body)).to_pylist()
+
+
+DECODERS: dict[str, Decoder] = {"jsonl": decode_jsonl, "aiven": decode_aiven, "camel": decode_camel,
+                                "iceberg": decode_iceberg}
 
 _AIVEN_DEFAULT_TEMPLATE = "{{topic}}-{{partition}}-{{start_offset}}"
 _AIVEN_EXTENSIONS = {"gzip": ".gz", "snappy": ".snappy", "zstd": ".zst", "none": ""}

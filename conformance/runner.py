@@ -17,8 +17,8 @@ from conformance.claims import (CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim, cla
 from conformance import wire
 from conformance.connector_config import sink_config
 from conformance.scenario import FaultStep, Scenario, ScenarioError
-from conformance.targets import (connect_profile, make_target, simulated, target_kind, translation_for, uploads_of,
-                                 worker_converters)
+from conformance.targets import (connect_profile, data_key_glob_of, make_target, simulated, target_kind,
+                                 translation_for, uploads_of, worker_converters)
 from conformance.verdicts import Verdict, overall
 from reference_impl.config import SinkConfig
 from reference_impl.expectation import Expectation
@@ -101,6 +101,7 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
     error inside Complete's 200 kills the task (`dies_at_error_200`: Confluent's connector with
     the AWS SDK v1), only the first such rule can fire: the others are left out."""
     uploads = uploads_of(target_spec)
+    data_key = data_key_glob_of(target_spec)
     out: list[FaultStep] = []
     notes: list[str] = []
     merged = dict(scenario.connector)
@@ -149,10 +150,16 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
         if on_put:
             params = {k: v for k, v in f.params.items() if k != "part_number"}
             params["operation"] = "PutObject"
-            params["nth"] = min(int(params.get("nth", 1)), writes_after)
+            if data_key:
+                # a table sink writes a data file per task per commit, beside its metadata files
+                params.update(key=data_key, nth=1)
+                notes.append(f"after {f.after}: the rule on {f.params['operation']} is on the PutObject of the "
+                             f"first data file after it ({data_key})")
+            else:
+                params["nth"] = min(int(params.get("nth", 1)), writes_after)
+                notes.append(f"after {f.after}: the rule on {f.params['operation']} is on PutObject "
+                             f"(this connector writes each object with one PutObject)")
             out.append(replace(f, params=params))
-            notes.append(f"after {f.after}: the rule on {f.params['operation']} is on PutObject "
-                         f"(this connector writes each object with one PutObject)")
         elif f.kind == "update-config" and before is not None and not before.given:
             merged.update({str(k): str(v) for k, v in dict(f.params.get("config", {})).items()})
             after = translation_for(target_spec, merged)

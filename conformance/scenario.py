@@ -36,7 +36,9 @@ class FaultStep:
     kinds: `s3` (a rule for the S3 fault front: operation, action, part_number, nth, status,
     key, name), `crash` (the sink dies abruptly and restarts from its committed offsets), `pause`
     and `resume` (a zombie), `rebalance`, `update-config` (params: config overrides),
-    `restart-task`, `release` (let hung S3 requests go on: every one, or those of `rule`), `wait`
+    `restart-task`, `lose-offset-commit` (Kafka Connect: the group's last offset commit lost,
+    KIP-875 stop, offsets set back, resume), `release` (let hung S3 requests go on: every one,
+    or those of `rule`), `wait`
     (seconds of wall-clock time, the sink polling meanwhile), `wait-fired` (until the S3 rule
     `rule` fired: its name, or its index among the s3 steps; bounded by `seconds`), `quiet` (until
     the sink is quiet: it has read everything produced so far and its commits settled)."""

@@ -154,6 +154,16 @@ def formats_for(target_kind: str) -> tuple[str, ...]:
     return CONFLUENT_FORMATS if target_kind == "confluent" else SINK_FORMATS
 
 
+# the values a table sink can write into rows: Structs and maps (Iceberg's sink: "Messages should
+# be converted to a struct or map"); text and bytes make no row, in no deployment of it
+TABLE_VALUE_KINDS = ("map", "struct")
+
+
+def value_kinds_for(target_kind: str) -> tuple[str, ...] | None:
+    """The value kinds a target's deployments give it (None: every kind its config can write)."""
+    return TABLE_VALUE_KINDS if target_kind == "iceberg" else None
+
+
 # time zones: UTC, whole-hour and half-hour offsets with and without DST, and Lord Howe's
 # half-hour DST change
 ZONES = ("UTC", "Europe/Berlin", "Asia/Kolkata", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu")
@@ -192,7 +202,8 @@ def naming_options(draw: st.DrawFn, fmt: str) -> dict[str, str]:
 
 
 @st.composite
-def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS) -> dict[str, str]:
+def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
+                 kinds: tuple[str, ...] | None = None) -> dict[str, str]:
     """Connector configs a sink runs in the suite, across the matrix: partitioners × timestamp
     extractors × time zones, path formats and locales × rotation (flush.size, rotate.interval.ms
     with and without partition-change rotation, rotate.schedule.interval.ms) × value formats and
@@ -237,7 +248,7 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS) -> di
         cfg["json.decimal.format"] = "NUMERIC"
     cfg.update(draw(naming_options(fmt)))
     cfg.update(draw(null_policies_and_siblings()))
-    cfg.update(draw(converter_configs(cfg)))
+    cfg.update(draw(converter_configs(cfg, kinds)))
     return cfg
 
 
@@ -256,17 +267,17 @@ def converter_config(which: str, kind: str) -> dict[str, str]:
 
 
 @st.composite
-def converter_configs(draw: st.DrawFn, cfg: dict[str, str]) -> dict[str, str]:
+def converter_configs(draw: st.DrawFn, cfg: dict[str, str], kinds: tuple[str, ...] | None = None) -> dict[str, str]:
     """One key converter and one value converter for a connector: the value converter among
     those whose values this config can write (value_kinds), the key converter any of them.
     Shrinks toward schemaless JSON."""
-    fits = [k for k in CONVERTER_KINDS if value_kinds({**cfg, **converter_config("value", k)})]
+    fits = [k for k in CONVERTER_KINDS if value_kinds({**cfg, **converter_config("value", k)}, kinds)]
     out = converter_config("value", draw(st.sampled_from(fits)))
     out.update(converter_config("key", draw(st.sampled_from(("string", "json", "bytearray")))))
     return out
 
 
-def value_kinds(cfg: dict[str, str]) -> tuple[str, ...]:
+def value_kinds(cfg: dict[str, str], only: tuple[str, ...] | None = None) -> tuple[str, ...]:
     """The kinds of values (conformance.scenario.seq_value) a config can write without its task
     dying on every record, among those its value converter gives: ByteArray needs bytes
     (R10.2), Avro and Parquet and FieldPartitioner need Structs (R10.4, R6.2), RecordField a
@@ -281,7 +292,7 @@ def value_kinds(cfg: dict[str, str]) -> tuple[str, ...]:
     else:
         wanted = ("map", "struct", "string", "bytes")
     given = VALUE_KINDS_BY_CONVERTER[converter_kind(cfg)]
-    return tuple(k for k in wanted if k in given)
+    return tuple(k for k in wanted if k in given and (only is None or k in only))
 
 
 @functools.lru_cache(maxsize=None)
@@ -329,14 +340,14 @@ def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, 
 
 @st.composite
 def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
-                 cfg: dict[str, str] | None = None) -> list[dict[str, Any]]:
+                 cfg: dict[str, str] | None = None, only: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """Records with a `seq` in every value (how checkers find them in S3), of the kinds the
     config can write (value_kinds), across Connect's types (conformance.values): timestamps
     late and out of order, around hour edges, local midnight and DST changes of the config's
     zone, with idle gaps; keys null, text, maps or Structs; headers none, one or several (text,
     bytes, null); null values in some streams (rarely where nulls kill the task)."""
     cfg = with_worker_converters(cfg or {})
-    kinds = value_kinds(cfg)
+    kinds = value_kinds(cfg, only)
     if not kinds:
         raise ValueError(f"value.converter={converter_kind(cfg)} gives no value this config can write "
                          f"({cfg.get('format.class', JSON_FORMAT).rsplit('.', 1)[-1]}, "
@@ -448,12 +459,13 @@ def fault_schedules(draw: st.DrawFn, n_records: int, max_faults: int = 2) -> lis
 
 @st.composite
 def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
-              formats: tuple[str, ...] = SINK_FORMATS, connector: dict[str, str] | None = None) -> Scenario:
+              formats: tuple[str, ...] = SINK_FORMATS, connector: dict[str, str] | None = None,
+              kinds: tuple[str, ...] | None = None) -> Scenario:
     """A whole scenario: config (or the user's `connector`), topics, records that fit it,
     faults. Shrinks toward fewer records, no faults and the simplest config."""
-    cfg = with_worker_converters(connector) if connector is not None else draw(sink_configs(formats))
+    cfg = with_worker_converters(connector) if connector is not None else draw(sink_configs(formats, kinds))
     topics = {"orders": draw(st.integers(1, 2))}
-    records = draw(sink_records(topics, max_records, cfg))
+    records = draw(sink_records(topics, max_records, cfg, kinds))
     faults = draw(fault_schedules(len(records))) if with_faults else []
     return Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))
 

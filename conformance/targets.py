@@ -1,5 +1,5 @@
 """Targets by name: `pysink[:broker|:realtime][:<variant>]` (plain `pysink` is the simulated
-embedded default), `kafka-connect:<confluent|camel|aiven>[@VERSION]`,
+embedded default), `kafka-connect:<confluent|camel|aiven|iceberg>[@VERSION]`,
 `spark-streaming`, `module:Class`, or a name registered in the entry-point group `sinkcheck.targets`.
 
 A Kafka Connect target's plugin comes from `--plugin-path`/`SINKCHECK_PLUGIN_PATH` or the shared
@@ -23,10 +23,11 @@ from typing import Any, Mapping
 
 from adapters.target import Target
 
-BUILTIN = ("pysink", "kafka-connect:aiven", "kafka-connect:camel", "kafka-connect:confluent", "spark-streaming")
-CONNECT_PROFILES = ("confluent", "camel", "aiven")
+BUILTIN = ("pysink", "kafka-connect:aiven", "kafka-connect:camel", "kafka-connect:confluent",
+           "kafka-connect:iceberg", "spark-streaming")
+CONNECT_PROFILES = ("confluent", "camel", "aiven", "iceberg")
 # the object format of built-in targets whose objects are not Confluent's (conformance.objects.DECODERS)
-OBJECT_FORMATS = {"spark-streaming": "jsonl", "aiven": "aiven", "camel": "camel"}
+OBJECT_FORMATS = {"spark-streaming": "jsonl", "aiven": "aiven", "camel": "camel", "iceberg": "iceberg"}
 
 
 class TargetSpecError(ValueError):
@@ -111,6 +112,12 @@ def uploads_of(spec: str) -> str:
     return profile.uploads if profile is not None else "multipart"
 
 
+def data_key_glob_of(spec: str) -> str | None:
+    """The keys of the target's objects that hold records, where it writes others beside them."""
+    profile = connector_profile(spec)
+    return profile.data_key_glob if profile is not None else None
+
+
 def object_format_of(spec: str) -> str | None:
     """The declared object format of a built-in target spec (None: Confluent's, or unknown)."""
     return OBJECT_FORMATS.get(target_kind(spec))
@@ -150,7 +157,8 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
             from adapters.plugins import PluginUnavailable
 
             raise PluginUnavailable(f"the {profile} connector plugin is not available: {'; '.join(missing.values())}")
-    return KafkaStack(run_dir, plugin_paths=[pdir], worker_props=dict(worker_converters(spec))).start()
+    settings = connector_profile(spec).worker_settings if connector_profile(spec) is not None else {}
+    return KafkaStack(run_dir, plugin_paths=[pdir], worker_props={**worker_converters(spec), **settings}).start()
 
 
 def start_broker_stack(run_dir: Path) -> Any:
@@ -191,6 +199,11 @@ def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin
             plugin = plugins.resolve(profile, version, plugin_path or ())
             return KafkaConnectTarget(run_dir, profile=profile, plugin=plugin, s3_endpoint=s3_endpoint, workers=workers,
                                       stack=stack)
+        if profile == "iceberg":
+            from adapters.iceberg import IcebergConnectTarget
+
+            return IcebergConnectTarget(run_dir, plugin_path=plugin_path or [], s3_endpoint=s3_endpoint,
+                                        workers=workers, stack=stack)
         return KafkaConnectTarget(run_dir, profile=profile, plugin_path=plugin_path or [], s3_endpoint=s3_endpoint,
                                   workers=workers, stack=stack)
     if spec == "spark-streaming":

@@ -65,7 +65,14 @@ def timeline_events(result: Any) -> dict[str, Any]:
                 seen.add((o.key, o.etag))
                 visible.append({"at": b.at_ms, "key": o.key, "size": o.size})
     statuses = [{"at": s.at_ms, "state": s.connector_state, "tasks": list(s.task_states)} for s in obs.statuses]
-    return {"produced": produced, "faults": faults, "commits": commits, "visible": visible, "statuses": statuses}
+    out = {"produced": produced, "faults": faults, "commits": commits, "visible": visible, "statuses": statuses}
+    tables = getattr(obs, "table_samples", None)
+    if tables:
+        # a table sink's commits: every snapshot of the table, at its commit time
+        out["snapshots"] = [{"at": at, "id": sid, "records": added,
+                             "offsets": {k: v for k, v in summary if k.startswith("kafka.connect.offsets.")}}
+                            for sid, at, added, summary in tables[-1].snapshots]
+    return out
 
 
 def observed_objects(result: Any) -> list[dict[str, Any]]:

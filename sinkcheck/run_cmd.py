@@ -566,7 +566,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     from hypothesis import seed as hseed
     from hypothesis.errors import HypothesisException
 
-    from conformance.strategies import formats_for, scenarios
+    from conformance.strategies import formats_for, scenarios, value_kinds_for
     from conformance.targets import target_kind
     from conformance.verdicts import failure_signatures
 
@@ -578,7 +578,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     best: list[Any] = []  # the latest (smallest) failing result seen while shrinking
     seen: set[str] = set()
     strategy = scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),  # the model applies none
-                         formats=formats_for(target_kind(spec)), connector=connector)
+                         formats=formats_for(target_kind(spec)), connector=connector,
+                         kinds=value_kinds_for(target_kind(spec)))
 
     def body(sc: Any) -> None:
         if attempts["errored"] or sess.over_budget():
