@@ -139,15 +139,6 @@ def fatal_null_at(cfg: SinkConfig, records: Sequence[SinkRecord]) -> tuple[int, 
     return None
 
 
-def possible_only(results: list[FoldResult]) -> list[FoldResult]:
-    """Without a put schedule, a fatal null's put is unknown: each file the records before it
-    commit may or may not have been committed in an earlier put (R1.4: the null's own put dies
-    before any write), so none is certain."""
-    for r in results:
-        r.objects = [replace(o, certain=False) for o in r.objects]
-    return results
-
-
 # --- per-topic-partition inputs ---------------------------------------------------------------
 
 def tp_key(topic: str, partition: int) -> str:
@@ -276,32 +267,66 @@ def constraints_reason(cfg: SinkConfig) -> str:
     return why + "; give a put schedule (--puts) for exact objects"
 
 
+@dataclass(frozen=True)
+class FailureCut:
+    """What the task's death leaves of the writers' work (R1.4): it dies at `failure`; the
+    writers in `others` may or may not have run their part of put `put_index` (None: the one
+    put there is), and nothing after it happened. `put_unknown`: a fatal null without a put
+    schedule, whose put is unknown, so any file may or may not have been committed earlier."""
+
+    failure: TaskFailure | None
+    put_index: int | None = None
+    others: frozenset[tuple[str, int]] = frozenset()
+    put_unknown: bool = False
+
+    def certain(self, topic: str, partition: int, put_index: int | None) -> bool:
+        """Whether an object this writer committed in put `put_index` exists for certain."""
+        return not self.put_unknown and ((topic, partition) not in self.others or put_index != self.put_index)
+
+    @property
+    def refold(self) -> bool:
+        """The others must be re-folded up to the failing put (nothing after it happened)."""
+        return self.put_index is not None and bool(self.others)
+
+
+def cut_at_failure(failures: Iterable[TaskFailure], tps: Iterable[tuple[str, int]], null_kill: TaskFailure | None,
+                   scheduled: bool = True) -> FailureCut:
+    """The task dies at the earliest failure. A fatal null stops puts before any write, so a
+    writer's failure always comes first. Writers run in a shuffled order (R1.4): another
+    writer's part of the failing put may or may not have happened, and nothing after it did.
+    Without a put schedule (`scheduled=False`) a fatal null's put is unknown: each file the
+    records before it commit may or may not have been committed in an earlier put (the null's
+    own put dies before any write), so none is certain. `failures` are the writers' own,
+    `tps` every writer's topic-partition."""
+    put_unknown = null_kill is not None and not scheduled
+    failures = list(failures)
+    if not failures:
+        return FailureCut(null_kill, put_unknown=put_unknown)
+    # which writer dies first within one put is not fixed (R1.4); name the first by topic-partition
+    failure = min(failures, key=lambda f: (f.put_index if f.put_index is not None else -1,
+                                           f.topic or "", f.partition or 0, f.offset or 0))
+    # every other writer, also one whose own failure would come in a later put: that put never
+    # happens, and its part of put k may or may not have
+    others = frozenset(tps) - {(failure.topic, failure.partition)}
+    return FailureCut(failure, failure.put_index, others, put_unknown)
+
+
 def resolve_failure(
     results: list[FoldResult],
     null_kill: TaskFailure | None,
     rerun: Callable[[int, set[tuple[str, int]]], list[FoldResult]],
+    scheduled: bool = True,
 ) -> tuple[list[FoldResult], TaskFailure | None]:
-    """The task dies at the earliest failure. A fatal null stops puts before any write, so a
-    writer's failure always comes first. Writers run in a shuffled order (R1.4): another
-    writer's part of the failing put may or may not have happened, and nothing after it did,
-    so the others are re-folded up to that put and its objects marked uncertain."""
-    failures = [r.failure for r in results if r.failure is not None]
-    if not failures:
-        return results, null_kill
-    # which writer dies first within one put is not fixed (R1.4); name the first by topic-partition
-    failure = min(failures, key=lambda f: (f.put_index if f.put_index is not None else -1,
-                                           f.topic or "", f.partition or 0, f.offset or 0))
-    k = failure.put_index
-    # every other writer, also one whose own failure would come in a later put: that put never
-    # happens, and its part of put k may or may not have
-    others = {(r.topic, r.partition) for r in results} - {(failure.topic, failure.partition)}
-    if k is not None and others:
-        by_tp = {(r.topic, r.partition): r for r in rerun(k + 1, others)}
+    """`cut_at_failure` on folded writers: the others are re-folded up to the failing put and
+    the objects that are not certain marked so."""
+    cut = cut_at_failure([r.failure for r in results if r.failure is not None],
+                         [(r.topic, r.partition) for r in results], null_kill, scheduled)
+    if cut.refold:
+        by_tp = {(r.topic, r.partition): r for r in rerun(cut.put_index + 1, set(cut.others))}  # type: ignore[operator]
         results = [by_tp.get((r.topic, r.partition), r) for r in results]
     for r in results:
-        if (r.topic, r.partition) in others:
-            r.objects = [replace(o, certain=False) if o.put_index == k else o for o in r.objects]
-    return results, failure
+        r.objects = [o if cut.certain(r.topic, r.partition, o.put_index) else replace(o, certain=False) for o in r.objects]
+    return results, cut.failure
 
 
 def expect(
@@ -351,9 +376,7 @@ def expect(
         return list(fold_local(cfg, tasks, jvm_zone, existing)), skipped, undelivered
 
     results, skipped, undelivered = run(stop)
-    results, failure = resolve_failure(results, null_kill, lambda k, only: run(k, only)[0])
-    if null_seq is not None:
-        results = possible_only(results)
+    results, failure = resolve_failure(results, null_kill, lambda k, only: run(k, only)[0], scheduled=puts is not None)
     return assemble(cfg, engine, results, skipped, undelivered, failure)
 
 

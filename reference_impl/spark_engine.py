@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from reference_impl.config import SinkConfig
@@ -39,19 +40,19 @@ from reference_impl.fold import (
 )
 from reference_impl.formats import format_for
 from reference_impl.model import (
+    FailureCut,
     PutSpec,
     assemble,
     build_puts,
     constraints_for,
+    cut_at_failure,
     null_action,
-    possible_only,
     put_boundaries,
     put_index_of,
     tp_key,
     _NULL_MESSAGES,
     constraints_reason,
     failure_regardless_of_clock,
-    resolve_failure,
     start_failure,
 )
 from reference_impl.columns import RECORD_COLUMNS, columns_from_arrow, fold_arrow_batches, record_from_row
@@ -230,15 +231,10 @@ def fold_manifest(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jv
     then streams through the partitions with no shuffle. `verify_clustered` checks the
     claim on the result."""
     import pandas as pd
-    from pyspark.sql import functions as F
 
     bounds = put_boundaries(puts, 1 << 62) if puts is not None else None
     if only is not None:
-        cond = None
-        for t, p in only:
-            c = (F.col("topic") == t) & (F.col("partition") == p)
-            cond = c if cond is None else (cond | c)
-        df = df.filter(cond)
+        df = df.filter(_of_topic_partitions(only))
     columns = [c.split()[0] for c in MANIFEST_DDL.split(", ")]
 
     if clustered and puts is None and stop_before is None and only is None:
@@ -287,6 +283,16 @@ def fold_manifest(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jv
         return pd.DataFrame(_fold_rows(cfg, res, skipped, never), columns=columns)
 
     return df.groupBy("topic", "partition").applyInPandas(fold_group, MANIFEST_DDL)
+
+
+def _of_topic_partitions(tps: set[tuple[str, int]] | frozenset[tuple[str, int]]):
+    """A Spark condition: the row's topic-partition is one of `tps`."""
+    from pyspark.sql import functions as F
+
+    cond = F.lit(False)
+    for t, p in sorted(tps):
+        cond = cond | ((F.col("topic") == t) & (F.col("partition") == p))
+    return cond
 
 
 def _manifest_arrow_schema():
@@ -378,19 +384,106 @@ def _results_from_rows(rows) -> tuple[list[FoldResult], list[SkippedRecord], dic
     return list(by_tp.values()), skipped, undelivered
 
 
+@dataclass(frozen=True)
+class ResolvedFold:
+    """The model's fold on Spark with the task's death resolved (`model.cut_at_failure`):
+    `manifest` holds MANIFEST_DDL rows whose objects' `certain` is final, `cut` says where the
+    task dies (`cut.failure`: rule, message, topic, partition, offset, put) and which writers'
+    part of the failing put counts as not made (`cut.others`, `cut.put_index`; every one with
+    `cut.put_unknown`); `put` holds the records put() received (those before a fatal null
+    when no put schedule says when it came). `release()` frees the cached fold."""
+
+    manifest: Any
+    cut: FailureCut
+    put: Any
+    cached: Any = None
+
+    @property
+    def failure(self) -> TaskFailure | None:
+        return self.cut.failure
+
+    def release(self) -> None:
+        if self.cached is not None:
+            self.cached.unpersist()
+
+
+def resolve_failures(cfg: SinkConfig, df, manifest, null_kill: TaskFailure | None,
+                     puts: Sequence[PutSpec] | None = None, jvm_zone: str = "UTC",
+                     existing_keys: frozenset[str] = frozenset()) -> ResolvedFold:
+    """`model.resolve_failure` on a manifest DataFrame: only the writers' failure and summary
+    rows reach the driver, where `model.cut_at_failure` decides; the others are re-folded up to
+    the failing put (from `df`, the records put) and their objects marked by `cut.certain`
+    on the executors. `manifest` should be cached: it is read twice."""
+    rows = manifest.filter("kind in ('failure', 'tp')").select(
+        "kind", "topic", "partition", "rule", "message", "failure_offset", "put_index").collect()
+    failures = [TaskFailure(r["failure_offset"], r["rule"], r["message"], r["topic"], r["partition"], r["put_index"])
+                for r in rows if r["kind"] == "failure"]
+    cut = cut_at_failure(failures, {(r["topic"], r["partition"]) for r in rows}, null_kill, scheduled=puts is not None)
+    resolved = manifest
+    if cut.refold:
+        again = fold_manifest(cfg, df, puts, jvm_zone, cut.put_index + 1, set(cut.others), existing_keys)  # type: ignore[operator]
+        resolved = resolved.filter(~_of_topic_partitions(cut.others)).unionByName(again)
+    if cut.put_unknown or cut.others:
+        resolved = _mark_certain(resolved, cut)
+    return ResolvedFold(resolved, cut, df, manifest)
+
+
+def _mark_certain(manifest, cut: FailureCut):
+    """Each object row's `certain` as `cut.certain` says (other rows as they are)."""
+    def mark(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for b in batches:
+            at = b.schema.get_field_index("certain")
+            kind, topic, partition, put, certain = (b.column(c).to_pylist() for c in
+                                                    ("kind", "topic", "partition", "put_index", "certain"))
+            marked = [c and cut.certain(t, p, k) if kd == "object" else c
+                      for kd, t, p, k, c in zip(kind, topic, partition, put, certain)]
+            cols = list(b.columns)
+            cols[at] = pa.array(marked, pa.bool_())
+            yield pa.RecordBatch.from_arrays(cols, schema=b.schema)
+
+    return manifest.mapInArrow(mark, MANIFEST_DDL)
+
+
+def fold_resolved(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm_zone: str = "UTC",
+                  existing_keys: frozenset[str] = frozenset(), clustered: bool = False) -> ResolvedFold:
+    """The model's steps that span topic-partitions, on Spark: a task-start problem (R6.3)
+    folds nothing; a fatal null (R1.4 step 1) stops the puts at its own; every topic-partition
+    is folded (`fold_manifest`, cached); `resolve_failures` settles the earliest failure.
+    Not for configs whose boundaries depend on the wall clock without a put schedule."""
+    from pyspark.sql import functions as F
+
+    started = start_failure(cfg, "spark")
+    if started is not None:
+        manifest = fold_manifest(cfg, df, stop_before=0).persist()
+        return ResolvedFold(manifest, FailureCut(started.task_failure), df.limit(0), manifest)
+    bounds = put_boundaries(puts, 1 << 62) if puts is not None else None
+    null_kill, null_seq = _fatal_null(cfg, df, bounds)
+    stop = null_kill.put_index if null_kill is not None else None
+    if puts is None and null_kill is not None:
+        # no put schedule: only the records before the fatal null can have been put (earlier puts)
+        df = df.filter(F.col("seq") < F.lit(null_seq)) if null_seq is not None else df.limit(0)
+    stream = clustered and puts is None and null_kill is None
+    manifest = fold_manifest(cfg, df, puts, jvm_zone, stop, existing_keys=existing_keys, clustered=stream).persist()
+    if stream and verify_clustered(manifest):
+        # the input was not laid out by topic-partition after all: fold it the general way
+        manifest.unpersist()
+        manifest = fold_manifest(cfg, df, puts, jvm_zone, stop, existing_keys=existing_keys).persist()
+    return resolve_failures(cfg, df, manifest, null_kill, puts, jvm_zone, existing_keys)
+
+
 def expect_spark(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm_zone: str = "UTC",
                  manifest_path: str | None = None, existing_keys: frozenset[str] = frozenset(),
                  clustered: bool = False) -> Expectation:
     """The model on Spark. With `manifest_path`, the expected-object manifest is also written
     there as Parquet (one row per object, open file, topic-partition summary, failure, skip)."""
     import pandas as pd
-    from pyspark.sql import functions as F
 
     engine = "spark"
     started = start_failure(cfg, engine)
     if started:
         return started
-    bounds = put_boundaries(puts, 1 << 62) if puts is not None else None
     if puts is not None:
         n = df.count()
         put_boundaries(puts, n)  # the schedule must not carry more records than given
@@ -419,34 +512,15 @@ def expect_spark(cfg: SinkConfig, df, puts: Sequence[PutSpec] | None = None, jvm
                 expect_spark(cfg, df, [PutSpec(0, n)], jvm_zone, existing_keys=existing_keys).task_failure)
         return exp
 
-    null_kill, null_seq = _fatal_null(cfg, df, bounds)
-    stop = null_kill.put_index if null_kill is not None else None
-    whole = df
-    if puts is None and null_kill is not None:
-        # no put schedule: only the records before the fatal null can have been put (earlier puts)
-        df = df.filter(F.col("seq") < F.lit(null_seq)) if null_seq is not None else df.limit(0)
-    stream = clustered and puts is None and null_kill is None
-    manifest = fold_manifest(cfg, df, puts, jvm_zone, stop, existing_keys=existing_keys, clustered=stream)
+    fold = fold_resolved(cfg, df, puts, jvm_zone, existing_keys, clustered)
+    manifest = fold.manifest
     if manifest_path:
         manifest.write.mode("overwrite").parquet(manifest_path)
         manifest = manifest.sparkSession.read.parquet(manifest_path)
-    elif stream:
-        manifest = manifest.cache()
-    if stream and verify_clustered(manifest):
-        # the input was not laid out by topic-partition after all: fold it the general way
-        manifest = fold_manifest(cfg, df, puts, jvm_zone, stop, existing_keys=existing_keys)
-        if manifest_path:
-            manifest.write.mode("overwrite").parquet(manifest_path)
-            manifest = manifest.sparkSession.read.parquet(manifest_path)
     results, skipped, undelivered = _results_from_rows(manifest.collect())
-    if puts is None and null_kill is not None:
-        put = {tp_key(r["topic"], r["partition"]): r["count"] for r in df.groupBy("topic", "partition").count().collect()}
+    if fold.cut.put_unknown:
+        put = {tp_key(r["topic"], r["partition"]): r["count"] for r in fold.put.groupBy("topic", "partition").count().collect()}
         undelivered = {tp_key(r["topic"], r["partition"]): r["count"] - put.get(tp_key(r["topic"], r["partition"]), 0)
-                       for r in whole.groupBy("topic", "partition").count().collect()}
-    results, failure = resolve_failure(
-        results, null_kill,
-        lambda k, only: _results_from_rows(fold_manifest(cfg, df, puts, jvm_zone, k, only, existing_keys).collect())[0],
-    )
-    if puts is None and null_kill is not None:
-        results = possible_only(results)
-    return assemble(cfg, engine, results, skipped, undelivered, failure)
+                       for r in df.groupBy("topic", "partition").count().collect()}
+    fold.release()
+    return assemble(cfg, engine, results, skipped, undelivered, fold.failure)

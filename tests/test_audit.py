@@ -255,6 +255,107 @@ def test_s3_credentials_come_as_a_pair_from_one_place():
     assert "fs.s3a.access.key" not in S3Access.resolve({}, env={}).hadoop_conf()  # S3A's own chain
 
 
+# --- where the model's task dies: the audit holds the bucket to the model's own resolution ------------
+
+def _audit_like_the_model(case: dict[str, Any], spark: Any, tmp_path: Path, bucket: str, connector: dict[str, str],
+                          records: list[dict[str, Any]], *, skip: set[str] = frozenset(), extra: dict[str, bytes] | None = None):
+    """Write the objects the model says may exist (all but `skip`, plus `extra`) to a bucket of
+    their own, audit it on Spark, and return (the audit's outcome, the model's expectation,
+    the audit per topic-partition)."""
+    from conformance.audit import BucketLocation, S3Access, run_audit
+    from reference_impl.spark_engine import expect_spark, records_dataframe
+
+    cfg = parse_config(connector)
+    sink_records = parse_records_lines(json.dumps(r) for r in records)
+    exp = expect(cfg, sink_records)
+    by_off = {(r.topic, r.partition, r.offset): r for r in sink_records}
+    moto = case["moto"]
+    moto.create_bucket(bucket)
+    s3 = moto.client()
+    for o in exp.objects:
+        if o.key not in skip:
+            s3.put_object(Bucket=bucket, Key=o.key, Body=encode_view(cfg, [by_off[(o.topic, o.partition, x)] for x in o.offsets], "value"))
+    for key, body in (extra or {}).items():
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    df = records_dataframe(spark, str(path))
+    # the Spark engine over the same DataFrame is the model too
+    assert expect_spark(cfg, df).to_json() | {"engine": "local"} == exp.to_json()
+    access = S3Access.resolve({}, moto.endpoint, env={"AWS_ACCESS_KEY_ID": MotoS3Server.ACCESS_KEY,
+                                                      "AWS_SECRET_ACCESS_KEY": MotoS3Server.SECRET_KEY})
+    outcome = run_audit(spark, cfg, df, BucketLocation(bucket, "topics"), access)
+    return outcome, exp, {t.name: t for t in outcome.topic_partitions}
+
+
+def _held_as_the_model_says(exp: Any, tps: dict[str, Any]) -> None:
+    """Per topic-partition, the audit counts the records of the model's certain objects as
+    committed, those of its uncertain ones as uncertain and those of its open files as its
+    open tail."""
+    for name, t in tps.items():
+        objs = [o for o in exp.objects if f"{o.topic}-{o.partition}" == name]
+        assert t.expected_objects == len(objs), name
+        assert t.open_tail == sum(len(f.offsets) for f in exp.open if f"{f.topic}-{f.partition}" == name), name
+        assert t.committed == sum(len(o.offsets) for o in objs if o.certain), name
+        assert t.uncertain == sum(len(o.offsets) for o in objs if not o.certain), name
+        assert (t.lost, t.missing, t.duplicated) == (0, 0, 0), name
+
+
+def test_a_fatal_null_is_audited_as_the_model_resolves_it(case, spark, tmp_path):
+    """behavior.on.null.values=fail (the default), a null at nulls-1@5, sixth in its put order:
+    the model's task dies there (R12.1); without put times the files of the records before it
+    may or may not have been committed (none is certain) and nothing at or after it is put.
+    The audit says the same: the same failure, the same objects expected and none certain, a
+    possible object absent is not lost, an object of records after the null is unexpected."""
+    connector = {k: v for k, v in CONNECTOR.items() if k != "connector.class"}
+    records = [{"topic": "nulls", "partition": p, "offset": o, "timestamp": 1_700_000_000_000 + o, "key": None,
+                "value": None if (p, o) == (1, 5) else {"n": o, "p": p}, "headers": []}
+               for o in range(10) for p in range(2)]
+    key = "topics/nulls/partition={p}/nulls+{p}+{o:010d}.json"
+    after = json.dumps({"n": 6, "p": 0}).replace(" ", "").encode() + b"\n"
+    outcome, exp, tps = _audit_like_the_model(case, spark, tmp_path, "audit-fatal-null", connector, records,
+                                              skip={key.format(p=0, o=3)}, extra={key.format(p=0, o=6): after})
+    f = exp.task_failure
+    assert (f.rule, f.topic, f.partition, f.offset) == ("R12.1", "nulls", 1, 5)
+    assert outcome.task_failure == f.to_json()
+    assert [o.key for o in exp.objects] == [key.format(p=0, o=0), key.format(p=0, o=3), key.format(p=1, o=0)]
+    assert not any(o.certain for o in exp.objects)
+    _held_as_the_model_says(exp, tps)
+    p0, p1 = tps["nulls-0"], tps["nulls-1"]
+    assert (p0.not_yet_visible, p0.not_yet_visible_range) == (3, (3, 5))  # the possible object left out
+    assert p0.unexpected == 1 and [w["keys"] for w in p0.witnesses["unexpected-object"]] == [[key.format(p=0, o=6)]]
+    assert (p1.exact_objects, p1.unexpected, p1.open_tail, p1.not_yet_visible_range) == (1, 0, 2, (3, 4))
+
+
+META = {"type": "struct", "optional": False, "fields": [
+    {"field": "meta", "type": "struct", "optional": False, "fields": [{"field": "ts", "type": "string", "optional": True}]}]}
+
+
+def test_writers_dying_in_two_topic_partitions_are_audited_as_the_model_resolves_it(case, spark, tmp_path):
+    """RecordField on a missing timestamp kills a writer, at w-0@2 and at w-1@1, in the one put
+    there is: the model names w-0's failure (R1.4: which writer runs first is not fixed) and
+    every other writer, w-1 included, may or may not have run, so w-1's object of offset 0 is
+    not certain; the audit does not call it lost when it is absent."""
+    connector = {k: v for k, v in CONNECTOR.items() if k != "connector.class"}
+    connector.update({"flush.size": "1", "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+                      "timestamp.extractor": "RecordField", "timestamp.field": "meta.ts", "timezone": "UTC",
+                      "locale": "en"})
+    ok = {"schema": META, "payload": {"meta": {"ts": "2024-05-01T10:15:00Z"}}}
+    bad = {"schema": META, "payload": {"meta": {"ts": None}}}
+    values = {0: [ok, ok, bad, ok], 1: [ok, bad, ok], 2: [ok, ok]}
+    records = [{"topic": "w", "partition": p, "offset": o, "timestamp": 1_714_558_500_000, "key": None, "value": v,
+                "headers": []} for p, vs in values.items() for o, v in enumerate(vs)]
+    cfg = parse_config(connector)
+    w1 = [o.key for o in expect(cfg, parse_records_lines(json.dumps(r) for r in records)).objects if o.partition == 1]
+    outcome, exp, tps = _audit_like_the_model(case, spark, tmp_path, "audit-writer-failures", connector, records,
+                                              skip=set(w1))
+    f = exp.task_failure
+    assert (f.topic, f.partition, f.offset) == ("w", 0, 2) and outcome.task_failure == f.to_json()
+    assert [o.certain for o in exp.objects if o.partition == 1] == [False]
+    _held_as_the_model_says(exp, tps)
+    assert tps["w-1"].not_yet_visible == 1 and tps["w-1"].uncertain == 1
+
+
 # --- the per-topic-partition comparison, without Spark ------------------------------------------
 
 def _compare(values: list[str], observed: dict[str, bytes], flush: int = 2):
@@ -276,7 +377,7 @@ def _compare(values: list[str], observed: dict[str, bytes], flush: int = 2):
     rows += [{**blank, "kind": "open", "topic": TOPIC, "partition": 0, "offsets": list(f.offsets)} for f in exp.open]
     rows += [{**blank, "kind": "observed", "topic": TOPIC, "partition": 0, "key": k, "view": "value", "content": body,
               "first_offset": int(k.rsplit("+", 1)[1].split(".")[0])} for k, body in observed.items()]
-    return audit_topic_partition(CompareSettings(cfg, "topics/", False, False), pd.DataFrame(recs), pd.DataFrame(rows))
+    return audit_topic_partition(CompareSettings(cfg, "topics/", False), pd.DataFrame(recs), pd.DataFrame(rows))
 
 
 def test_records_with_equal_contents_are_told_apart_by_the_keys_start_offset():
