@@ -44,8 +44,9 @@ def records_df(spark, n: int, tps: int):
         offset.cast("long").alias("offset"),
         (F.lit(1714557600000) + offset * 10).cast("long").alias("timestamp"),
         F.lit(None).cast("string").alias("key"),
-        F.concat(F.lit('{"n":'), F.col("id").cast("string"), F.lit(',"user":"u'), (F.col("id") % 9973).cast("string"),
-                 F.lit('","ok":true}')).alias("value"),
+        # the keys in java.util.HashMap's order, as JsonConverter's schemaless map is written (R10.1)
+        F.concat(F.lit('{"ok":true,"user":"u'), (F.col("id") % 9973).cast("string"), F.lit('","n":'),
+                 F.col("id").cast("string"), F.lit('}')).alias("value"),
         F.lit("[]").alias("headers"),
     )
 
