@@ -73,7 +73,7 @@ class KafkaSink(SinkInstance):
                 time.sleep(0.2)
         for p in committed:
             self.positions[(p.topic, p.partition)] = p.offset if p.offset >= 0 else 0
-        self.task.open(tps, self.clock(), self.positions)
+        self.task.open(tps, self.clock())
         self.journal_event("assigned", {f"{t}-{q}": self.positions.get((t, q), 0) for t, q in tps})
 
     def _on_revoke(self, consumer: Any, partitions: list, lost: bool = False) -> None:

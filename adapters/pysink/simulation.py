@@ -163,7 +163,7 @@ class SimulatedPySinkTarget(PySinkTarget):
         turns = Turns(f"{self.name}-{len(self.instances) + 1}")
         client = MemoryS3Client(self.store, park=turns)
         inst = InProcessSink(self.log, client, self.settings, group=self.group, clock=self.clock,
-                             variant=self.variant, scratch=self.scratch, journal=self.journal, name=self.name)
+                             task_class=self.task_class, scratch=self.scratch, journal=self.journal, name=self.name)
         self.instances.append(inst)
         self.turns[id(inst)] = turns
         self.sink = inst

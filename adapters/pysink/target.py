@@ -34,6 +34,7 @@ from adapters.pysink import VARIANTS
 from adapters.pysink.log import InProcessLog
 from adapters.pysink.sink import (Clock, InProcessSink, ManualClock, SinkConfigError, SinkInstance, SinkSettings,
                                   wall_clock)
+from adapters.pysink.variants import task_class
 from adapters.supervisor import now_ms
 from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
 
@@ -67,6 +68,7 @@ class PySinkTarget(Target):
         self.run_dir = Path(run_dir)
         self.mode, self.stack, self.s3_endpoint = mode, stack, s3_endpoint
         self.variant = None if variant == "correct" else variant
+        self.task_class = task_class(self.variant)  # what the sink's instances run (a variant's own)
         self.sample_interval_s = sample_interval_s
         self.clock: Clock = clock or wall_clock
         self.threaded = threaded
@@ -76,7 +78,7 @@ class PySinkTarget(Target):
         self.sink: SinkInstance | None = None
         self.instances: list[SinkInstance] = []
         self.zombies: list[SinkInstance] = []
-        self.scratch: dict = {}  # a sink's local state (only the unstable-boundaries variant uses it)
+        self.scratch: dict = {}  # a sink's local state, kept across its restarts (only a faulty variant uses it)
         self.journal: list = []
         self.log: InProcessLog | None = None
         self.name = "pysink"
@@ -172,7 +174,7 @@ class PySinkTarget(Target):
             raise TargetError(f"connector config rejected by the Python sink: {e}") from None
 
     def _new_instance(self) -> SinkInstance:
-        kw = dict(variant=self.variant, scratch=self.scratch, journal=self.journal, name=self.name)
+        kw = dict(task_class=self.task_class, scratch=self.scratch, journal=self.journal, name=self.name)
         if self.mode == "broker":
             from adapters.pysink.kafka import KafkaSink, consumer_timeouts
 

@@ -1,0 +1,337 @@
+"""One topic-partition's writer: R2.2's loop over its records, and the multipart upload of each
+object it writes (R7.1).
+
+The faulty variants (adapters/pysink/variants.py) are subclasses of `Writer`: the methods they
+override each carry one rule of the spec, and their bodies here are the correct behaviour.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from adapters.pysink.encoding import (bytes_value, convert, field_ep, gzip_stream, headers_line, json_line, key_line,
+                                      schema_key, value_key)
+from adapters.pysink.errors import Fenced, Killed, TaskFailed
+from adapters.pysink.log import TP, LogRecord
+from adapters.pysink.timestamps import next_boundary, record_field_ts, time_bucket
+
+if TYPE_CHECKING:
+    from adapters.pysink.sink import SinkTask
+
+
+@dataclass
+class OpenFile:
+    """An object under construction for one (TP, ep): invisible until completed."""
+
+    ep: str
+    start: int
+    key: str
+    records: int = 0
+    buf: bytearray = field(default_factory=bytearray)
+    upload_id: str | None = None
+    parts: list[dict] = field(default_factory=list)
+    gz: Any = None
+
+
+@dataclass
+class FileSet:
+    """One data file of a (TP, ep): its objects in commit order (R11.1): the value object
+    (absent for a key containing the tombstone string, R11.5), then keys, then headers; each its
+    own multipart upload."""
+
+    ep: str
+    start: int
+    key: str  # the value object's key (R5.1); keys/headers names derive from it (R11.2)
+    streams: list[OpenFile] = field(default_factory=list)
+    has_value: bool = True
+
+
+class Writer:
+    """One topic-partition's writer."""
+
+    object_type: type[OpenFile] = OpenFile
+
+    def __init__(self, task: "SinkTask", tp: TP, now: int):
+        self.task, self.s, self.tp = task, task.settings, tp
+        self.inst = task.instance
+        self.buffer: deque[LogRecord] = deque()
+        self.files: dict[str, FileSet] = {}
+        self.schemas: dict[str, tuple | None] = {}  # the value schema remembered per ep (R2.2 steps 4, 6)
+        # a new writer counts flush.size from nothing (R1.2: fresh writers), so a replay after
+        # a restart cuts its files at the same offsets whatever the writer before it had counted
+        self.count = 0
+        self.current_ep: str | None = None
+        self.current_offset = -1
+        self.base_ts: int | None = None
+        self.offset_to_commit: int | None = None
+        self.failure_time: int | None = None
+        self.next_rotation = next_boundary(now, self.s.schedule_ms, self.s.tz) if self.s.schedule_ms > 0 else None
+
+    # -- partitioning and rotation --
+    def extract(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, tomb: bool, now: int) -> int | None:
+        """R2.2 step 1 / R6.5: the record's time for a time-based partitioner."""
+        s = self.s
+        if tomb or s.extractor == "Record":
+            return rec.timestamp  # R6.7: a tombstone's time is its record timestamp
+        if s.extractor == "Wallclock":
+            # R2.1: the `now` of this write(). Under the tombstone wrapper (nulls=write) the
+            # extractor is called without `now` and reads the system clock (R6.5).
+            return self.inst.clock() if s.nulls == "write" else now
+        return record_field_ts(schema, payload, has_schema, s.ts_field, rec.offset)
+
+    def encode(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, ts: int | None) -> str:
+        s = self.s
+        if s.partitioner == "default":
+            return f"partition={rec.partition}"
+        if s.partitioner == "field":
+            return self.field_partition(schema if has_schema else None, payload, rec.offset)
+        if ts is None:
+            raise TaskFailed(f"offset {rec.offset}: the Record extractor needs a record timestamp")
+        return self.time_partition(ts)
+
+    def field_partition(self, schema: Any, payload: Any, offset: int) -> str:
+        """R6.2: field values go into the path as they are (a '/' in one makes a directory level)."""
+        return field_ep(schema, payload, self.s.field_names, offset, self.s.dir_delim)
+
+    def time_partition(self, ts: int) -> str:
+        """R6.3: buckets are floored on the zone's local time (its offset at each record, DST
+        included) and named in that zone."""
+        s = self.s
+        assert s.path is not None
+        return s.path(dt.datetime.fromtimestamp(time_bucket(ts, s.duration_ms, s.tz) / 1000, s.tz))
+
+    def rotate_on_time(self, ep: str | None, ts: int | None, now: int) -> tuple[bool, bool]:
+        """(rotate?, periodic-or-scheduled?) for R3.2/R3.3/R3.4."""
+        if self.count <= 0:
+            return False, False
+        s = self.s
+        if s.rotate_interval_ms > 0 and s.partitioner == "time":
+            if self.interval_elapsed(ts, now) or self.partition_changed(ep):
+                return True, True
+        if self.next_rotation is not None and now >= self.next_rotation:
+            return True, True
+        return False, False
+
+    def interval_elapsed(self, ts: int | None, now: int) -> bool:
+        """R3.2: rotate.interval.ms is measured on record time, from the file's first record, and
+        reached (not only exceeded) rotates: replaying the same records cuts the same files."""
+        return ts is not None and self.base_ts is not None and ts - self.base_ts >= self.s.rotate_interval_ms
+
+    def partition_changed(self, ep: str | None) -> bool:
+        """R3.3: with rotate.file.on.partition.change, a record of another encoded partition
+        rotates (so a file never spans two time buckets)."""
+        return (ep is not None and self.s.partition_change and ep != self.current_ep
+                and not self.tombstone_change(ep))
+
+    def tombstone_change(self, ep: str) -> bool:
+        """R3.3 (12.1.0+): with nulls=write, a change to or from an ep containing the tombstone
+        partition string does not rotate."""
+        t = self.s.tombstone_ep
+        return self.s.nulls == "write" and (t in ep or t in (self.current_ep or ""))
+
+    # -- R2.2 --
+    def write(self, now: int) -> None:
+        s = self.s
+        if self.failure_time is not None:
+            if now - self.failure_time < s.retry_backoff_ms:
+                return  # R1.5.4: records pile up in the buffer during the backoff
+            self.failure_time = None
+        if self.next_rotation is not None and self.count == 0 and now >= self.next_rotation:
+            self.next_rotation = next_boundary(now, s.schedule_ms, s.tz)  # R3.5 idle reset
+        while self.buffer:
+            rec = self.buffer[0]
+            schema, payload, has_schema = convert(s.value_conv, rec.value, rec, "value")
+            tomb = payload is None and s.nulls == "write"  # only `write` lets a null reach a writer (R12.3)
+            if tomb:
+                schema, has_schema = None, False
+            ts = self.extract(rec, schema, payload, has_schema, tomb, now) if s.partitioner == "time" else None
+            if ts is not None and self.base_ts is None:
+                self.base_ts = ts
+            ep = s.tombstone_ep if tomb else self.encode(rec, schema, payload, has_schema, ts)  # R6.7
+            sch = schema_key(schema) if has_schema else None
+            if ep in self.schemas and (self.schemas[ep] is None) != (sch is None):
+                self.commit(now, False)  # R3.7: a schemaless/schema'd switch within an ep
+                continue
+            if self.schemas.get(ep) is None:
+                self.schemas[ep] = sch
+            rotate, timed = self.rotate_on_time(ep, ts, now)
+            if rotate:
+                self.commit(now, timed)
+                continue
+            if self.count > 0 and sch is not None and sch != self.schemas[ep]:
+                self.commit(now, False)  # R14.2 NONE: any other value schema rotates
+                continue
+            fs = self.files.get(ep)
+            if fs is None:
+                fs = self.files[ep] = self.open_set(ep, rec.offset)
+            lines = self.record_lines(fs, rec, tomb, schema, payload, has_schema)
+            for f, line in zip(fs.streams, lines):
+                self.append(f, rec.offset, line)
+            self.count += 1
+            self.current_ep, self.current_offset = ep, rec.offset
+            self.buffer.popleft()
+            self.record_written(rec, now)
+            if self.count >= s.flush_size:
+                self.commit(now, False)
+        # R2.3: commit on time with no new data (only the scheduled rule can fire here)
+        if self.count > 0 and self.next_rotation is not None and now >= self.next_rotation:
+            self.commit(now, True)
+
+    def record_written(self, rec: LogRecord, now: int) -> None:
+        """A record is in every object of its file. The correct writer keeps nothing about it
+        beyond its files and offsets: what it does next must follow from the records alone."""
+
+    def object_key(self, ep: str, start: int) -> str:
+        """R5.1: a file is named by the offset of its first record, so a replay names it again the same."""
+        return value_key(self.s, self.tp, ep, start)
+
+    def open_set(self, ep: str, start: int) -> FileSet:
+        """The objects of a new data file (nothing is sent to S3 until a part fills or it is
+        committed). R11.2: `.keys`/`.headers` go before their own format's extension, in place
+        of the value's; R11.5: no value object when the key contains the tombstone string."""
+        s = self.s
+        key = self.object_key(ep, start)
+        fs = FileSet(ep, start, key, has_value=s.tombstone_ep not in key)
+        stem = key[: -len(s.value_ext)] if s.value_ext and key.endswith(s.value_ext) else key
+        json_ext = ".json" + (".gz" if s.gzip else "")
+        if fs.has_value:
+            fs.streams.append(self.object_type(ep, start, key))
+        if s.keys:
+            fs.streams.append(self.object_type(ep, start, f"{stem}.keys{json_ext}"))
+        if s.headers:
+            fs.streams.append(self.object_type(ep, start, f"{stem}.headers{json_ext}"))
+        return fs
+
+    # -- what a record writes (R10, R11) --
+    def record_lines(self, fs: FileSet, rec: LogRecord, tomb: bool, schema: Any, payload: Any,
+                     has_schema: bool) -> list[bytes]:
+        """One record's bytes for each object of `fs`, in stream order. Every check runs before
+        anything is appended, so the objects of a file stay aligned (R11.4)."""
+        s = self.s
+        key = self.key_bytes(rec) if s.keys else None  # R11.4: a null key
+        headers = self.headers_bytes(rec) if s.headers else None  # R11.4: no headers
+        out: list[bytes] = []
+        if fs.has_value:
+            out.append(self.value_bytes(rec, schema, payload, has_schema))
+        elif not tomb:
+            raise TaskFailed(f"offset {rec.offset}: Value writer not configured: the object key {fs.key!r} contains "
+                             f"the tombstone.encoded.partition string {s.tombstone_ep!r}, so it gets no value "
+                             "object (R11.5); the task dies")
+        if key is not None:
+            out.append(key)
+        if headers is not None:
+            out.append(headers)
+        return out
+
+    def decimal_format(self) -> str:
+        """R10.1: json.decimal.format decides how JsonFormat writes a Decimal, in values and keys alike."""
+        return self.s.decimal_format
+
+    def key_bytes(self, rec: LogRecord) -> bytes:
+        """R11.3: a key is written as JSON (a string key quoted), whatever its converter."""
+        return key_line(rec, self.s.key_conv, self.decimal_format())
+
+    def headers_bytes(self, rec: LogRecord) -> bytes:
+        """R11.3: every header of the record, in its order."""
+        return headers_line(rec)
+
+    def value_bytes(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool) -> bytes:
+        """R10.1: JsonFormat writes the Connect data the converter made (schema field order, Java's
+        numbers), not the JSON that arrived; R10.2: ByteArrayFormat the bytes and its separator."""
+        s = self.s
+        if s.value_format == "bytearray":
+            return bytes_value(schema, payload, has_schema, rec.offset) + s.bytearray_sep
+        return json_line(schema, payload, has_schema, self.decimal_format(), rec.offset)
+
+    # -- the multipart stream of one file (R7.1) --
+    def append(self, f: OpenFile, offset: int, line: bytes) -> None:
+        f.records += 1
+        if self.s.gzip:
+            if f.gz is None:
+                f.gz = gzip_stream(self.s.gzip_level)
+            f.buf += f.gz.compress(line)
+        else:
+            f.buf += line
+        while len(f.buf) >= self.s.part_size:
+            self.upload_part(f, bytes(f.buf[: self.s.part_size]))
+            del f.buf[: self.s.part_size]
+
+    def upload_part(self, f: OpenFile, body: bytes) -> None:
+        inst, b = self.inst, self.s.bucket
+        if f.upload_id is None:
+            f.upload_id = inst.s3("create_multipart_upload", Bucket=b, Key=f.key)["UploadId"]
+        n = len(f.parts) + 1
+        try:
+            etag = inst.s3("upload_part", Bucket=b, Key=f.key, UploadId=f.upload_id, PartNumber=n, Body=body)["ETag"]
+        except (Killed, Fenced):
+            raise
+        except Exception:
+            self.abort(f)  # R7.5: a failed part aborts its upload
+            raise
+        f.parts.append({"PartNumber": n, "ETag": etag})
+
+    def abort_all(self) -> None:
+        for fs in self.files.values():
+            for f in fs.streams:
+                self.abort(f)
+
+    def abort(self, f: OpenFile) -> None:
+        """R7.5: a file given up is aborted, so no multipart upload outlives its writer."""
+        if f.upload_id is None:
+            return
+        try:
+            self.inst.s3("abort_multipart_upload", Bucket=self.s.bucket, Key=f.key, UploadId=f.upload_id)
+        except (Killed, Fenced):
+            raise
+        except Exception:
+            pass  # best effort
+        f.upload_id = None
+
+    def finish(self, f: OpenFile) -> None:
+        """Upload the remainder as the last part and complete: the object becomes visible, whole,
+        in one step (R7.1)."""
+        inst, s = self.inst, self.s
+        if f.gz is not None:
+            f.buf += f.gz.flush()
+            f.gz = None
+        self.upload_part(f, bytes(f.buf))
+        f.buf = bytearray()
+        try:
+            inst.s3("complete_multipart_upload", Bucket=s.bucket, Key=f.key, UploadId=f.upload_id,
+                    MultipartUpload={"Parts": f.parts})
+        except (Killed, Fenced):
+            raise
+        except Exception as e:
+            if self.completion_failed(e):
+                self.abort(f)  # the Python sink aborts here too (Confluent leaks it, R7.6)
+                raise
+        f.upload_id = None
+        inst.journal_event("complete", f.key, f.records)
+
+    def completion_failed(self, error: Exception) -> bool:
+        """Whether an error from CompleteMultipartUpload means the object was not made: always,
+        an error inside its 200 answer included (#855), so the file is written again."""
+        return True
+
+    # -- R3.1 --
+    def commit(self, now: int, timed: bool) -> None:
+        """R3.1/R4.1: every open file of the TP is completed before the offset moves past it."""
+        upto = self.current_offset + 1
+        for ep in list(self.files):
+            for f in self.files[ep].streams:  # R11.1: value, then keys, then headers
+                self.finish(f)
+            del self.files[ep]
+        self.offset_to_commit = upto
+        self.count = 0
+        self.base_ts = None
+        self.schemas.clear()
+        if timed and self.next_rotation is not None:
+            self.next_rotation = next_boundary(now, self.s.schedule_ms, self.s.tz)
+
+    def close(self) -> None:
+        """R1.7/R1.8: abort what is open, commit nothing."""
+        self.abort_all()
+        self.files.clear()
+        self.buffer.clear()
