@@ -50,34 +50,30 @@ def sinkcheck_plugin_path(request: pytest.FixtureRequest) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def sinkcheck_stack(sinkcheck_target: str, sinkcheck_plugin_path: list[str], tmp_path_factory: pytest.TempPathFactory):
-    """A warm Kafka stack for a Kafka Connect target, shared by the session's runs (each brings
-    its own connector, topics and bucket), a broker and S3 server for the Python sink over a
-    broker; None for other targets. A plugin that cannot be had
-    is a usage error naming the ways to provide it."""
-    if sinkcheck_target.startswith("pysink:broker"):
-        from conformance.targets import start_broker_stack
+def sinkcheck_session(sinkcheck_plugin_path: list[str], sinkcheck_out: Path):
+    """The suite's session (conformance.session) for this pytest session: its warm stacks go
+    when the session ends."""
+    from conformance.session import Session
 
-        broker_stack = start_broker_stack(tmp_path_factory.mktemp("stack"))
-        try:
-            yield broker_stack
-        finally:
-            broker_stack.stop()
-        return
-    if not sinkcheck_target.startswith("kafka-connect:"):
-        yield None
-        return
+    session = Session(sinkcheck_out, None, None, sinkcheck_plugin_path)
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+@pytest.fixture(scope="session")
+def sinkcheck_stack(sinkcheck_target: str, sinkcheck_session):  # noqa: ANN001 - a conformance.session.Session
+    """A warm stack for the target, shared by the session's runs (each brings its own connector,
+    topics and bucket): Kafka Connect targets and the Python sink over a broker; None for other
+    targets. A plugin that cannot be had is a usage error naming the ways to provide it."""
     from adapters.plugins import PluginUnavailable
-    from conformance.targets import TargetSpecError, start_connect_stack
+    from conformance.targets import TargetSpecError
 
     try:
-        stack = start_connect_stack(sinkcheck_target, tmp_path_factory.mktemp("stack"), sinkcheck_plugin_path)
+        return sinkcheck_session.stack_for(sinkcheck_target)
     except (PluginUnavailable, TargetSpecError) as e:
         raise pytest.UsageError(f"--target {sinkcheck_target}: {e}") from None
-    try:
-        yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture(scope="session")

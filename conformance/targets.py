@@ -19,7 +19,8 @@ from __future__ import annotations
 import importlib
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+import os
+from typing import Any, Callable, Mapping, Sequence
 
 from adapters.target import Target
 
@@ -94,6 +95,70 @@ def check_spec(spec: str, plugin_path: list[str] | None = None) -> None:
     elif version is not None:
         raise TargetSpecError(f"--target {spec}: the {profile} plugin's version comes from its jar set; "
                               f"drop @{version}")
+
+
+def check_target(spec: str, plugin_path: Sequence[str] = (), progress: Callable[[str], None] | None = None,
+                 version: str | None = None) -> None:
+    """Fail early (TargetSpecError: the command line exits 4) on a target that cannot be loaded
+    or run: an unknown target or variant, a Kafka Connect plugin that is nowhere to be had (the
+    message names the ways to provide it), a --connector-version other than the version that
+    runs. A plugin from the shared layouts is laid out here, once, before the first scenario."""
+    if spec.startswith("model@"):
+        from reference_impl.versions import VersionError, parse_version
+
+        try:
+            parse_version(spec.split("@", 1)[1])
+        except VersionError as e:
+            raise TargetSpecError(f"--target {spec}: {e}") from None
+        return
+    if spec == "model":
+        return
+    if spec.startswith("pysink"):
+        from adapters.pysink import VARIANTS
+
+        variant = pysink_variant(spec)
+        if variant not in (None, "correct") and variant not in VARIANTS:
+            raise TargetSpecError(f"--target {spec}: no such Python sink variant {variant!r}; known: correct, "
+                             f"{', '.join(VARIANTS)}")
+        return
+    if spec.startswith("kafka-connect:"):
+        from adapters import jars, plugins
+
+        try:
+            check_spec(spec, list(plugin_path))
+            profile, _ = connect_profile(spec)
+            if profile in plugins.KINDS:
+                runs = plugins.resolve(profile, connect_profile(spec)[1], plugin_path, progress=progress).version
+                if profile == "confluent" and version and version != runs:
+                    raise TargetSpecError(f"--connector-version {version} is not the version {spec} runs ({runs}): the "
+                                     "model holds a connector to the version that runs; drop --connector-version or "
+                                     f"pick kafka-connect:{profile}@{version}")
+            elif not plugin_path and not os.environ.get("SINKCHECK_PLUGIN_PATH"):
+                from adapters.connectors import PROFILES
+
+                jars.ensure(PROFILES[profile].jar_set or profile, quiet=progress is None)
+        except plugins.PluginUnavailable as e:
+            raise TargetSpecError(str(e)) from None
+        except jars.JarFetchError as e:
+            raise TargetSpecError(str(e)) from None
+        return
+    if spec in BUILTIN:
+        return
+    if ":" in spec:
+        import importlib
+
+        module, _, cls_name = spec.partition(":")
+        try:
+            getattr(importlib.import_module(module), cls_name)
+        except (ImportError, AttributeError) as e:
+            raise TargetSpecError(f"--target {spec}: cannot load {cls_name} from {module}: {e}; "
+                             "give module:Class of a class implementing adapters.target.Target") from None
+        return
+    from importlib import metadata
+
+    if not any(ep.name == spec for ep in metadata.entry_points(group="sinkcheck.targets")):
+        raise TargetSpecError(f"--target {spec!r}: not a known target; use pysink, kafka-connect:<aiven|camel|confluent|iceberg>, "
+                         "model@<version>, module:Class, or a name under the entry-point group sinkcheck.targets")
 
 
 def translation_for(spec: str, config: Mapping[str, str]) -> Any:

@@ -17,15 +17,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sinkcheck.cli import UsageError
-from sinkcheck.exitcodes import Exit
+from sinkcheck.exitcodes import Exit, UsageError
 
 
 def _connector(path: str, version: str | None, bucket: str) -> tuple[dict[str, str], Any]:
     from conformance.connector_config import sink_config
     from reference_impl.config import ConfigError
     from reference_impl.versions import VersionError
-    from sinkcheck.run_cmd import load_connector_config
+    from sinkcheck.options import load_connector_config
 
     raw = dict(load_connector_config(path, "--config") or {})
     try:
@@ -158,7 +157,7 @@ def cmd_audit(args: Any) -> int:
     from conformance.audit import AuditInputError, BucketLocation, S3Access, audit_results, run_audit
     from reports import ReportContext, write_reports
     from reports.redact import Redactor
-    from sinkcheck.run_cmd import Terminal, exit_for
+    from sinkcheck.terminal import Terminal, exit_for
 
     started = time.monotonic()
     try:

@@ -10,11 +10,8 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
-from sinkcheck.exitcodes import Exit
-
-
-class UsageError(Exception):
-    """Bad input from the user: the message says what to fix (exit 4)."""
+from conformance.session import InputError
+from sinkcheck.exitcodes import Exit, UsageError
 
 
 def _read(path: str, what: str) -> str:
@@ -115,7 +112,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from conformance.scenario import Scenario, ScenarioError
     from conformance.targets import TargetSpecError
 
-    from sinkcheck.run_cmd import check_target_spec
+    from sinkcheck.options import check_target_spec
 
     try:
         scenario = Scenario.load(args.scenario)
@@ -199,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.USAGE
     try:
         return int(args.func(args))
-    except UsageError as e:
+    except InputError as e:  # UsageError, and the suite's refusals of a scenario or a target
         print(f"sinkcheck {args.command}: {e}", file=sys.stderr)
         return Exit.USAGE
     except KeyboardInterrupt:

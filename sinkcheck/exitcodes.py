@@ -1,5 +1,8 @@
-"""Exit codes of every sinkcheck command, defined once (each is pinned by a test)."""
+"""Exit codes of every sinkcheck command, defined once (each is pinned by a test), and the
+error that ends a command with exit 4."""
 from enum import IntEnum
+
+from conformance.session import InputError
 
 
 class Exit(IntEnum):
@@ -9,3 +12,8 @@ class Exit(IntEnum):
     INTERNAL = 3  # an internal error of sinkcheck
     USAGE = 4  # a usage, config or environment error; the message says what to fix
     NOTHING_SELECTED = 5  # nothing was selected to run
+
+
+class UsageError(InputError):
+    """Bad input from the user: the message says what to fix (exit 4). The suite's own
+    InputError (a scenario or a target it cannot play) ends a command the same way."""

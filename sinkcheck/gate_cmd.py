@@ -13,61 +13,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sinkcheck.cli import UsageError
-from sinkcheck.exitcodes import Exit
-from sinkcheck.run_cmd import (PROFILES, Session, Terminal, check_target_spec, environment, fmt_secs,
-                               generated_scenarios, load_connector_config, load_preflight, model_version, named_scenarios,
-                               parse_budget, prepare, resolve_profile, resolve_props, selected, slug, validate_for_target)
-
-H = 3_600_000
-T_EDGE = 1714557600000  # 2024-05-01T10:00:00Z
-
-
-def late_records_across_hour_edge() -> Any:
-    """HourlyPartitioner on record time with rotate.interval.ms: records straddle 10:00 and
-    late ones fall back into hour 09. With partition-change rotation (10.6.3, flag on by
-    default) every change of hour closes the file: more, smaller objects. Without it
-    (10.5.16–10.5.23, commit 1c748db0) both hours stay open and close together by
-    rotate.interval.ms (issue #529, spec §18)."""
-    from conformance.named import BASE
-    from conformance.scenario import Scenario
-
-    cfg = {
-        **BASE, "flush.size": "1000", "rotate.interval.ms": "600000",
-        "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
-        "timestamp.extractor": "Record", "locale": "en-US", "timezone": "UTC",
-    }
-    times = [-2000, -1000, 1000, -500, 2000, 3000, 700_000]
-    recs = [{"topic": "events", "partition": 0, "timestamp": T_EDGE + t, "key": f"k{i}",
-             "value": {"seq": i, "ts": T_EDGE + t}, "headers": []} for i, t in enumerate(times)]
-    return Scenario("late-records-across-hour-edge", cfg, {"events": 1}, recs,
-                    notes="partition-change rotation: absent in 10.5.23, on by default in 10.6.3 (spec §18)")
-
-
-def tombstones_with_record_time_rotation() -> Any:
-    """Tombstones written (behavior.on.null.values=write, keys stored) under HourlyPartitioner
-    with rotate.interval.ms on record time. Before 12.1.0 the tombstone wrapper hides the
-    time-based partitioner, so rotate.interval.ms is silently ignored and only flush.size
-    rotates (R3.9); from 12.1.0 time and partition-change rotation apply, and a change to or
-    from the tombstone partition does not rotate (R3.3, spec §18)."""
-    from conformance.named import BASE
-    from conformance.scenario import Scenario
-
-    cfg = {**BASE, "flush.size": "1000", "rotate.interval.ms": "3000", "timestamp.extractor": "Record",
-           "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
-           "locale": "en-US", "timezone": "UTC", "behavior.on.null.values": "write",
-           "store.kafka.keys": "true", "keys.format.class": "io.confluent.connect.s3.format.json.JsonFormat"}
-    times = [0, 1000, 1500, 3500, 4000, 4200, 8000, 8100]
-    nulls = {2, 5}
-    recs = [{"topic": "events", "partition": 0, "timestamp": T_EDGE + t, "key": f"k{i}",
-             "value": None if i in nulls else {"seq": i, "ts": T_EDGE + t}, "headers": []} for i, t in enumerate(times)]
-    return Scenario("tombstones-with-record-time-rotation", cfg, {"events": 1}, recs,
-                    notes="rotate.interval.ms ignored under the tombstone wrapper before 12.1.0 (R3.9, spec §18)")
-
-
-GATE_SCENARIOS = {"late-records-across-hour-edge": late_records_across_hour_edge,
-                  "tombstones-with-record-time-rotation": tombstones_with_record_time_rotation}
-
+from sinkcheck.exitcodes import Exit, UsageError
+from conformance.generation import generated_scenarios
+from conformance.named_gate import GATE_SCENARIOS
+from conformance.session import (PROFILES, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
+                                 selected, slug)
+from sinkcheck.options import (check_target_spec, load_connector_config, load_preflight, parse_budget, resolve_profile,
+                               resolve_props, validate_for_target)
+from sinkcheck.terminal import Terminal
 
 def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
     if no_named:
@@ -126,7 +79,8 @@ def cmd_gate(args: Any) -> int:
     term.err(f"sinkcheck gate: {args.baseline} → {args.candidate} · {len(scenarios)} scenarios · seed {seed} · profile {profile}"
              + (" · the model applies no faults: the scenarios without their fault schedules" if model_only else "")
              + (" · generated scenarios without faults" if args.no_faults and not model_only else ""))
-    sess = Session(out, term, props, None if budget is None else started + budget, args.plugin_path)
+    sess = Session(out, props, None if budget is None else started + budget, args.plugin_path,
+                   progress=term.progress, warn=term.err, redactor=redactor)
     per_side: dict[str, list[Any]] = {"baseline": [], "candidate": []}
     skipped = 0
     jobs: list[tuple[str, str, Any, str, str]] = []  # side, spec, scenario, origin, topic tag

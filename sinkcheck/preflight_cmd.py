@@ -16,8 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from sinkcheck.cli import UsageError
-from sinkcheck.exitcodes import Exit
+from sinkcheck.exitcodes import Exit, UsageError
 
 MB = 1024 * 1024
 
@@ -237,7 +236,7 @@ def table(checks: list[PreflightCheck]) -> str:
 
 def cmd_preflight(args: Any) -> int:
     from reports.redact import Redactor
-    from sinkcheck.run_cmd import Terminal
+    from sinkcheck.terminal import Terminal
 
     term = Terminal(Redactor([os.environ.get("AWS_SECRET_ACCESS_KEY", ""), os.environ.get("AWS_ACCESS_KEY_ID", "")]))
     if not args.s3_endpoint.startswith(("http://", "https://")):

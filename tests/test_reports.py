@@ -156,7 +156,7 @@ def test_fault_coverage_counts_each_kind_scheduled_and_fired(written: tuple[Path
 def test_secrets_never_appear_in_any_output(written: tuple[Path, list[RunResult], ReportContext],
                                             capsys: pytest.CaptureFixture[str]) -> None:
     out, results, ctx = written
-    from sinkcheck.run_cmd import Terminal, print_outcome
+    from sinkcheck.terminal import Terminal, print_outcome
 
     print_outcome(Terminal(ctx.redactor), results, ctx.errors, {}, 42, "ci", 1.0)
     term = capsys.readouterr()

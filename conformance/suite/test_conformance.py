@@ -30,13 +30,13 @@ def _record(result) -> None:
 
 
 def _run(name, scenario, target, out: Path, stack=None, plugin_path=None):
-    from conformance.runner import run_scenario
+    from conformance.session import execute
 
     key = (target, name)
     if key not in _RESULTS:
         run_dir = out / re.sub(r"[^\w.-]", "_", f"{target}-{name}")
         scenario.save(run_dir / "scenario.json")
-        _RESULTS[key] = run_scenario(scenario, target, run_dir, stack=stack, plugin_path=plugin_path)
+        _RESULTS[key] = execute(scenario, target, run_dir, plugin_path, stack)
         _record(_RESULTS[key])
     return _RESULTS[key]
 
@@ -87,16 +87,18 @@ def _generated_settings():
 @given(data=st.data())
 def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkcheck_out, sinkcheck_stack,
                              sinkcheck_plugin_path):
-    from conformance.runner import run_scenario
+    from conformance.session import execute
+    from conformance.strategies import value_kinds_for
     from conformance.targets import target_kind
 
     # configs across the target's matrix (or the user's config), with records that fit them
-    scenario = data.draw(scenarios(max_records=30, formats=formats_for(target_kind(sinkcheck_target)),
-                                   connector=sinkcheck_connector), label="scenario")
+    kind = target_kind(sinkcheck_target)
+    scenario = data.draw(scenarios(max_records=30, formats=formats_for(kind), connector=sinkcheck_connector,
+                                   kinds=value_kinds_for(kind)), label="scenario")
     n = len(list(sinkcheck_out.glob("generated-*")))
     run_dir = sinkcheck_out / f"generated-{n:04d}"
     scenario.save(run_dir / "scenario.json")
-    result = run_scenario(scenario, sinkcheck_target, run_dir, stack=sinkcheck_stack, plugin_path=sinkcheck_plugin_path)
+    result = execute(scenario, sinkcheck_target, run_dir, sinkcheck_plugin_path, sinkcheck_stack)
     _record(result)
     signatures = failure_signatures(result.all_verdicts())
     if signatures:

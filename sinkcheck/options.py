@@ -1,0 +1,124 @@
+"""The options the commands share, read and checked before anything starts: a bad one is a
+usage error (exit 4) whose message names the option and what to fix."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+from conformance.session import PROFILES, SIMULATED_EXAMPLES
+from sinkcheck.exitcodes import UsageError
+
+
+def check_target_spec(spec: str, plugin_path: Sequence[str] = (), progress: Any = None,
+                      version: str | None = None) -> None:
+    """conformance.targets.check_target, its refusal as a usage error (exit 4)."""
+    from conformance.targets import TargetSpecError, check_target
+
+    try:
+        check_target(spec, plugin_path, progress, version)
+    except TargetSpecError as e:
+        raise UsageError(str(e)) from None
+
+
+def parse_budget(text: str | None) -> float | None:
+    """'10m', '90s', '1h30m', '45' (seconds) -> seconds; None -> no budget."""
+    if text is None:
+        return None
+    t = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", t):
+        return float(t)
+    parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", t)
+    if not parts or "".join(a + b for a, b in parts) != t:
+        raise UsageError(f"--budget {text!r}: give a duration such as 90s, 10m or 1h30m")
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
+
+
+def load_connector_config(path: str | None, flag: str = "--connector-config") -> dict[str, str] | None:
+    if not path:
+        return None
+    from reference_impl.config import ConfigError, ConfigSyntaxError, load_config_text
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{flag}: file not found: {path}") from None
+    except OSError as e:
+        raise UsageError(f"{flag}: cannot read {path}: {e.strerror}") from None
+    try:
+        _, cfg = load_config_text(text, path)
+    except ConfigSyntaxError as e:
+        raise UsageError(f"{flag} {path}: malformed JSON at line {e.line}, column {e.column}; fix the file so it is "
+                         "one JSON object, either {\"name\":…,\"config\":{…}} or a flat map of strings") from None
+    except ConfigError as e:
+        raise UsageError(f"{flag} {path}: {e}") from None
+    return cfg
+
+
+def validate_for_target(cfg: dict[str, str], target: str, version: str | None) -> None:
+    """A config the connector would reject is a usage error before anything starts."""
+    from conformance.claims import CONFLUENT_SEMANTICS
+    from conformance.connector_config import sink_config
+    from conformance.targets import target_kind
+    from reference_impl.config import ConfigError
+    from reference_impl.versions import VersionError
+
+    kind = "confluent" if target.startswith("model@") else target_kind(target)
+    if kind not in CONFLUENT_SEMANTICS:
+        return
+    try:
+        sink_config(cfg, version)
+    except ConfigError as e:
+        raise UsageError(f"--connector-config is rejected for {target}: {e}") from None
+    except VersionError as e:
+        raise UsageError(f"connector version: {e}") from None
+
+
+def load_preflight(path: str | None) -> list[dict[str, Any]] | None:
+    if not path:
+        return None
+    try:
+        doc = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise UsageError(f"--preflight: file not found: {path} (write it with sinkcheck preflight --out FILE)") from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise UsageError(f"--preflight {path}: not a preflight result file: {e}") from None
+    checks = doc.get("checks") if isinstance(doc, dict) else doc
+    if not isinstance(checks, list):
+        raise UsageError(f"--preflight {path}: expected {{\"checks\": [...]}} as written by sinkcheck preflight --out")
+    return checks
+
+
+def resolve_profile(args: Any) -> tuple[str, int, bool, int]:
+    profile = args.profile or ("ci" if os.environ.get("CI") else "default")
+    n, derandomize, max_records = PROFILES[profile]
+    if args.examples is not None:
+        if args.examples < 0:
+            raise UsageError("--examples must be 0 or more")
+        n = args.examples
+    if args.seed is not None:
+        derandomize = False
+    return profile, n, derandomize, max_records
+
+
+def examples_for(spec: str, profile: str, args: Any) -> int:
+    """Generated scenarios for one target: the profile's, many more for a simulated target
+    (`--examples` sets it for every target)."""
+    from conformance.targets import simulated
+
+    if args.examples is not None:
+        return args.examples
+    return SIMULATED_EXAMPLES[profile] if simulated(spec) else PROFILES[profile][0]
+
+
+def resolve_props(props: Sequence[str] | None) -> set[str] | None:
+    if not props:
+        return None
+    from conformance.claims import PROPERTIES
+
+    bad = [p for p in props if p not in PROPERTIES]
+    if bad:
+        raise UsageError(f"--property {', '.join(bad)}: unknown property; choose from {', '.join(PROPERTIES)}")
+    return set(props)
