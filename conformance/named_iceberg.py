@@ -1,7 +1,7 @@
 """Named scenarios for Apache Iceberg's Kafka Connect sink, each about one way its exactly-once
 claim could break: a worker killed while the coordinator commits, or between writing a data
 file and sending it to the coordinator; S3 errors on data files and on the table's metadata;
-a zombie worker; a rebalance; a lost consumer-group offset commit. Their connector configs are Iceberg's own (used as given: sinkcheck
+a zombie worker; a rebalance; a lost consumer-group offset commit; a tombstone first. Their connector configs are Iceberg's own (used as given: sinkcheck
 fills in only the catalog, the endpoint and the credentials), and they play on the Iceberg
 target only (conformance.named.CONNECTOR_OWN).
 
@@ -134,6 +134,17 @@ def lost_offset_commit() -> Scenario:
                     notes="Confluent's sink re-writes the same objects in this case (deterministic names)")
 
 
+def tombstone_first() -> Scenario:
+    """A tombstone (a key with a null value: a delete on a compacted topic) comes before any
+    record with a value, and the table does not exist yet. The sink's writer ignores tombstones,
+    but the table is auto-created from the first record that reaches a table's writer, the
+    tombstone too."""
+    recs = _records(30, partitions=1)  # one partition: the tombstone is the first record the task gets
+    recs[0] = {**recs[0], "value": None}
+    return Scenario("iceberg-tombstone-first", dict(ICEBERG), {"events": 1}, recs,
+                    notes="IcebergWriterFactory.autoCreateTable: 'Unable to create table from empty object'")
+
+
 ICEBERG_OWN: dict[str, Callable[[], Scenario]] = {s().name: s for s in (
     exactly_once_1000, kill_during_first_commit, kill_during_commit, kill_after_data_file, error_on_data_file, error_on_metadata,
-    zombie_worker, rebalance, lost_offset_commit)}
+    zombie_worker, rebalance, lost_offset_commit, tombstone_first)}

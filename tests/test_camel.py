@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.named import ALL_NAMED
-from conformance.runner import run_scenario
 
 pytestmark = pytest.mark.kafka
 
@@ -35,20 +33,9 @@ def stack(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def results(stack, tmp_path_factory):
-    """The scenarios on warm stacks as sinkcheck run plays them: those that touch only their own
-    connector at once, the worker-level ones alone on the module's stack or a spare one."""
-    from conformance.runner import SpareStack, needs_stack_alone, on_shared_stack, stack_schedule
-    from conformance.targets import start_connect_stack
+    from tests.warm import play_on_warm_stacks
 
-    out = tmp_path_factory.mktemp("camel")
-    spare = SpareStack(lambda: start_connect_stack(TARGET, tmp_path_factory.mktemp("stack-spare")))
-
-    def run(name):
-        sc = on_shared_stack(ALL_NAMED[name](), f"-c{SCENARIOS.index(name)}")
-        return run_scenario(sc, TARGET, out / name, stack=spare.stack(stack), quiet_timeout_s=120)
-
-    alone = lambda n: needs_stack_alone(ALL_NAMED[n]())  # noqa: E731
-    return dict(zip(SCENARIOS, stack_schedule(list(SCENARIOS), alone, run, workers=3, spare=spare.spare)))
+    return play_on_warm_stacks(TARGET, SCENARIOS, stack, tmp_path_factory, "c")
 
 
 def _topic0(result) -> str:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.named import ALL_NAMED
 from conformance.named_iceberg import ICEBERG_OWN
-from conformance.runner import run_scenario
 
 pytestmark = pytest.mark.kafka
 
@@ -31,20 +29,9 @@ def stack(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def results(stack, tmp_path_factory):
-    """The scenarios as sinkcheck run plays them: those that touch only their own connector at
-    once, the worker-level ones alone on the module's stack or a spare one."""
-    from conformance.runner import SpareStack, needs_stack_alone, on_shared_stack, stack_schedule
-    from conformance.targets import start_connect_stack
+    from tests.warm import play_on_warm_stacks
 
-    out = tmp_path_factory.mktemp("iceberg")
-    spare = SpareStack(lambda: start_connect_stack(TARGET, tmp_path_factory.mktemp("stack-spare")))
-
-    def run(name):
-        sc = on_shared_stack(ALL_NAMED[name](), f"-i{SCENARIOS.index(name)}")
-        return run_scenario(sc, TARGET, out / name, stack=spare.stack(stack), quiet_timeout_s=120)
-
-    alone = lambda n: needs_stack_alone(ALL_NAMED[n]())  # noqa: E731
-    return dict(zip(SCENARIOS, stack_schedule(list(SCENARIOS), alone, run, workers=3, spare=spare.spare)))
+    return play_on_warm_stacks(TARGET, SCENARIOS, stack, tmp_path_factory, "i")
 
 
 def _run(name, results):
@@ -88,7 +75,8 @@ def test_1000_records_across_3_partitions_land_exactly_once(results):
 
 
 @pytest.mark.parametrize("name", [n for n in SCENARIOS if n not in (
-    "iceberg-1000-records-3-partitions", "iceberg-lost-offset-commit", "iceberg-kill-during-first-commit")])
+    "iceberg-1000-records-3-partitions", "iceberg-lost-offset-commit", "iceberg-kill-during-first-commit",
+    "iceberg-tombstone-first")])
 def test_exactly_once_through_the_table_under_faults(name, results):
     """Every claimed property holds through these faults, with every row once."""
     r = _run(name, results)
@@ -149,3 +137,18 @@ def test_a_lost_offset_commit_duplicates_rows_and_the_report_shows_it(results):
     assert set(rows) == set(range(200)) and set(rows.values()) == {1, 2}
     # what comes twice was committed before the fault (the first 100 records, quiet before it)
     assert {i for i, n in rows.items() if n == 2} <= set(range(100))
+
+
+def test_a_tombstone_before_the_table_exists_stops_the_task_and_the_report_shows_it(results):
+    """A finding about Iceberg's sink 1.12.0, pinned as the suite reports it: its writer ignores
+    tombstones (IcebergWriter.write), but with auto-create the table is created from the first
+    record that reaches the table's writer, and a null value has no type to create it from
+    (IcebergWriterFactory.autoCreateTable: "Unable to create table from empty object"). The task
+    dies; nothing after the tombstone lands. Liveness is claimed (the documented automatic table
+    creation, tombstones ignored), so the run fails with the task's trace as the witness."""
+    r = _run("iceberg-tombstone-first", results)
+    verdicts = {v.property: v for v in r.verdicts}
+    live = verdicts["liveness"]
+    assert live.claimed and live.status == "fail" and r.status == "fail"
+    assert "Unable to create table from empty object" in live.witnesses[0].explanation
+    assert r.observation.table_samples == [] or r.observation.table_samples[-1].record_count == 0
