@@ -301,15 +301,18 @@ def environment(targets: Sequence[str], connector_versions: set[str], results: S
     """The report's environment: what each target said of itself (TargetInfo) where it ran,
     sinkcheck's own defaults where it did not."""
     import platform
+    from importlib.metadata import PackageNotFoundError, version as installed
 
-    import sinkcheck
-
+    try:  # the installed distribution's: the suite does not reach into the command line's package
+        own = installed("sinkcheck")
+    except PackageNotFoundError:
+        own = "unknown (not installed)"
     infos = [r.target_info for r in results if getattr(r, "target_info", None) is not None]
 
     def told(what: Callable[[Any], str | None]) -> str:
         return "; ".join(sorted({v for v in map(what, infos) if v}))
 
-    env: dict[str, Any] = {"sinkcheck version": sinkcheck.__version__, "python": platform.python_version(),
+    env: dict[str, Any] = {"sinkcheck version": own, "python": platform.python_version(),
                            "targets": ", ".join(targets)}
     connectors = told(lambda i: " ".join(x for x in (i.connector_class, i.connector_version) if x) or None)
     if connectors:
