@@ -40,6 +40,9 @@ class Claim:
     # what the claim's reader sees: "listing" (every object of a raw listing of the bucket) or
     # "log" (only the files the sink's own commit log lists: BucketSample.committed_keys)
     view: str = "listing"
+    # the spec's caveats in force (C1, SDK_V1_COMPLETE, ...): what the runner reads, where
+    # `reasons` is what a person reads
+    caveats: frozenset[str] = frozenset()
 
     def claims(self, prop: str) -> bool:
         return prop in self.properties
@@ -152,6 +155,7 @@ def spark_claims(faults: Iterable[FaultStep] = ()) -> list[Claim]:
 
 
 SDK_V1_COMPLETE = "R7.4 with SDK v1"
+C1 = "C1"  # several open files and a retriable S3 error: committed records written again (spec §16)
 
 
 def fatal_error_inside_complete(faults: Iterable[FaultStep], version: str | None) -> bool:
@@ -198,6 +202,7 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
                      (f"{kind} makes no exactly-once claim; upload-then-commit gives at-least-once",))
     props = set(AT_LEAST_ONCE | CONFLUENT_NAMING)
     reasons: list[str] = []
+    caveats: set[str] = set()
     exactly = True
     part = config.get("partitioner.class", "DefaultPartitioner").rsplit(".", 1)[-1]
     scheduled = int(config.get("rotate.schedule.interval.ms", "-1") or -1) > 0
@@ -219,11 +224,13 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     # the Python sink is its own client: the SDK generation is Confluent's connector's
     if kind == "confluent" and fatal_error_inside_complete(faults, version):
         props -= {"liveness", "commit-progress"}
+        caveats.add(SDK_V1_COMPLETE)
         reasons.append(f"{SDK_V1_COMPLETE}: an error inside CompleteMultipartUpload's 200 is not retried by the AWS "
                        "SDK v1 client (before 11.0.0) and kills the task; liveness and commit progress measured, "
                        "not claimed, and the model's files possible, not required")
     if several_open and retriable:
         exactly = False
+        caveats.add(C1)
         reasons.append("several open files plus a retriable S3 error re-write committed records (C1)")
     if exactly:
         props |= EXACTLY_ONCE
@@ -251,4 +258,5 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
                        "abort: multipart hygiene measured, not claimed")
     else:
         reasons.append("incomplete multipart uploads may be left by crashes and failed completes (R7.5, R7.6): measured, not claimed")
-    return Claim("exactly-once" if exactly else "at-least-once", frozenset(props), "confluent", tuple(reasons))
+    return Claim("exactly-once" if exactly else "at-least-once", frozenset(props), "confluent", tuple(reasons),
+                 caveats=frozenset(caveats))

@@ -6,7 +6,7 @@ import json
 
 from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object, StatusSample
 from conformance.checkers import CHECKS, RunData, run_checks
-from conformance.claims import claim_for
+from conformance.claims import C1, claim_for
 from conformance.scenario import FaultStep, Scenario
 from conformance.verdicts import FAIL, PASS, UNKNOWN, overall
 from reference_impl.config import parse_config
@@ -145,7 +145,9 @@ def test_claims_follow_section_16():
     assert claim_for("pysink", sched).name == "at-least-once"
     assert not claim_for("aiven", CONFIG).claims("no-duplicates")
     field = {**CONFIG, "partitioner.class": "FieldPartitioner", "partition.field.name": "r"}
-    assert claim_for("pysink", field, [FaultStep(1, "s3", {"action": "fail"})]).name == "at-least-once"  # C1
+    c1 = claim_for("pysink", field, [FaultStep(1, "s3", {"action": "fail"})])
+    assert c1.name == "at-least-once" and C1 in c1.caveats  # what boundaries_hold reads
+    assert C1 not in claim_for("pysink", field).caveats
 
 
 def test_scenario_round_trips_through_json(tmp_path):

@@ -150,7 +150,7 @@ def test_R7_4_an_error_inside_completes_200_kills_the_task_with_the_sdk_v1_conne
     old = claim_for("kafka-connect:confluent@10.6.18", sc.connector, sc.faults, "10.6.18")
     new = claim_for("kafka-connect:confluent@12.1.9", sc.connector, sc.faults, "12.1.9")
     assert not old.claims("liveness") and not old.claims("commit-progress") and old.claims("no-loss")
-    assert any(SDK_V1_COMPLETE in r for r in old.reasons)
+    assert SDK_V1_COMPLETE in old.caveats and any(SDK_V1_COMPLETE in r for r in old.reasons)
     assert new.claims("liveness") and new.claims("commit-progress")
     # the Python sink is its own S3 client
     assert claim_for("pysink", sc.connector, sc.faults, "10.6.18").claims("liveness")
