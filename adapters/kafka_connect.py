@@ -17,7 +17,9 @@ running the task and wait until another worker runs it (takeover_timeout_s=120);
 SIGCONT; the target then needs `workers=2`), `pause-worker` (worker, duration_s=5; SIGSTOP then SIGCONT),
 `add-worker`, `remove-worker` (worker=-1), `rebalance` (duration_s=10: add a worker, wait,
 remove it), `update-config` (config={...}: merged and PUT mid-stream), `restart-task`
-(task=0), `restart-connector`.
+(task=0), `restart-connector`, `lose-offset-commit` (the group's last offset commit lost: the
+connector stopped, its offsets set back through the REST API, resumed). They are applied by
+adapters.connect_faults; the REST client is adapters.connect_rest.
 """
 from __future__ import annotations
 
@@ -37,19 +39,12 @@ from adapters.bucket import BucketReader, settled_samples
 from adapters.jars import KAFKA_DESCRIPTION
 from adapters.connectors import (ConnectorConfigError, ConnectorProfile, S3Location,
                                  fill_config, parse_connector_config, profile_for, redact)
-from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample,
-                                  ProducedRecord, StatusSample)
+from adapters.connect_faults import ConnectFaults
+from adapters.connect_rest import ConnectRest, ConnectRestError, format_config_errors, validation_errors
+from adapters.observation import BucketSample, Observation, OffsetSample, ProducedRecord, StatusSample
 from adapters.plugins import Plugin, PluginUnavailable
 from adapters.supervisor import (ConnectWorker, KafkaStack, MotoS3Server, now_ms, s3_client, wait_until)
-from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
-
-
-
-class ConnectRestError(TargetError):
-    def __init__(self, status: int, message: str, body: Any = None):
-        super().__init__(f"Kafka Connect REST answered {status}: {message}")
-        self.status = status
-        self.body = body
+from adapters.target import RecordToProduce, Target, TargetError, TargetInfo
 
 
 def plugins_dir(run_dir: Path, sets: Sequence[str] = ("filesink",), *,
@@ -84,69 +79,10 @@ def plugins_dir(run_dir: Path, sets: Sequence[str] = ("filesink",), *,
     return d, missing
 
 
-class ConnectRest:
-    """A small client for the Connect REST API that tries each live worker in turn."""
-
-    def __init__(self, workers: list[ConnectWorker]):
-        self.workers = workers
-
-    def request(self, method: str, path: str, body: Any = None, timeout_s: float = 30) -> Any:
-        last: Exception | None = None
-        urls = [w.rest_url for w in self.workers if w.proc is not None and w.proc.alive]
-        if not urls:
-            raise TargetError("no live Kafka Connect worker to send the REST request to")
-        for url in urls:
-            data = json.dumps(body).encode() if body is not None else None
-            req = urllib.request.Request(url + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json",
-                                                  "Accept": "application/json"})
-            try:
-                with urllib.request.urlopen(req, timeout=timeout_s) as r:
-                    raw = r.read()
-                    return json.loads(raw) if raw else None
-            except urllib.error.HTTPError as e:
-                raw = e.read()
-                try:
-                    parsed = json.loads(raw)
-                    msg = parsed.get("message", raw.decode(errors="replace"))
-                except (ValueError, AttributeError):
-                    parsed, msg = None, raw.decode(errors="replace")
-                if e.code == 409 or e.code >= 500:
-                    last = ConnectRestError(e.code, msg, parsed)
-                    continue  # rebalancing or another worker leads: try the next one
-                raise ConnectRestError(e.code, msg, parsed) from None
-            except (urllib.error.URLError, OSError) as e:
-                last = e
-        raise TargetError(f"{method} {path} failed on every worker: {last}")
-
-
-def validation_errors(result: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Property -> reasons from a `/connector-plugins/<class>/config/validate` answer."""
-    out: dict[str, list[str]] = {}
-    for c in result.get("configs", []):
-        v = c.get("value", {})
-        if v.get("errors"):
-            out[v.get("name", "?")] = list(v["errors"])
-    return out
-
-
-def format_config_errors(connector: str, errors: Mapping[str, list[str]]) -> str:
-    lines = [f"Kafka Connect rejected the config of connector {connector!r} "
-             f"({sum(len(v) for v in errors.values())} error(s)):"]
-    for prop, reasons in errors.items():
-        for r in reasons:
-            lines.append(f"  - {prop}: {r}")
-    lines.append("Fix these properties in the connector config (see the connector's "
-                 "configuration reference) and run again.")
-    return "\n".join(lines)
-
-
 _bucket_seq = itertools.count(1)
-FAULTS = ("crash", "kill-worker", "pause", "resume", "pause-worker", "add-worker", "remove-worker", "rebalance",
-          "update-config", "restart-task", "restart-connector", "lose-offset-commit")
 
 
-class KafkaConnectTarget(Target):
+class KafkaConnectTarget(ConnectFaults, Target):
     """See the module docstring."""
 
     def __init__(self, run_dir: Path | str, *, stack: KafkaStack | None = None,
@@ -427,186 +363,6 @@ class KafkaConnectTarget(Target):
         return out
 
     # ------------------------------------------------------------------ faults
-    def _worker(self, params: Mapping[str, Any]) -> ConnectWorker:
-        """Worker `params["worker"]` (an index), else the one running task 0."""
-        if "worker" not in params:
-            return self._task_worker() or self.stack.workers[0]
-        idx = int(params["worker"])
-        try:
-            return self.stack.workers[idx]
-        except IndexError:
-            raise TargetError(f"no worker #{idx}; the stack has {len(self.stack.workers)}") from None
-
-    def _members(self) -> frozenset[str]:
-        try:
-            return self._offsets().members()
-        except Exception:  # noqa: BLE001 - the group may not exist yet
-            return frozenset()
-
-    def _wait_task_replaced(self, before: frozenset[str], what: str,
-                            config: Mapping[str, str] | None = None) -> None:
-        """Wait until the sink's consumer group has members and none of `before`: the task
-        instance that consumed so far has stopped and a new one took its partitions (the REST
-        calls return before that happens; producing on at once would feed the old instance).
-        With `config` (properties just changed), first until every task config carries it."""
-        cname = urllib.parse.quote(self.name)
-        log = self.stack.workers[0].log_path if self.stack.workers else None
-
-        def tasks_carry_config() -> bool:
-            tasks = self.rest.request("GET", f"/connectors/{cname}/tasks")
-            return bool(tasks) and all(t.get("config", {}).get(k) == v for t in tasks for k, v in config.items())
-
-        def replaced() -> bool:
-            members = self._members()
-            return bool(members) and not (members & before)
-
-        if config:
-            wait_until(tasks_carry_config, self.running_timeout_s,
-                       f"the task configs of {self.name!r} to carry {sorted(config)}", log=log)
-        wait_until(replaced, self.running_timeout_s,
-                   f"{what} (a new member in group {self.group}, none of {sorted(before)})", log=log)
-
-    def _task_worker(self, task: int = 0) -> ConnectWorker | None:
-        """The worker the status topic says runs `task` (RUNNING), if any."""
-        try:
-            tasks = self.status().get("tasks", [])
-        except Exception:  # noqa: BLE001 - no worker answers right now
-            return None
-        for t in tasks:
-            if t.get("id") == task and t.get("state") == "RUNNING":
-                port = str(t.get("worker_id", "")).rsplit(":", 1)[-1]
-                return next((w for w in self.stack.workers if str(w.port) == port), None)
-        return None
-
-    def _wait_takeover(self, paused: ConnectWorker, timeout_s: float) -> str:
-        """Wait until another worker runs task 0; what happened, for the fault's detail."""
-        t0 = time.monotonic()
-        others = [w for w in self.stack.workers if w is not paused and w.proc is not None and w.proc.alive]
-        if not others:
-            return "; no other worker to take the task over (a zombie needs workers=2)"
-        def taken_over() -> ConnectWorker | None:
-            w = self._task_worker()
-            return w if w is not None and w is not paused else None
-
-        try:
-            w = wait_until(taken_over, timeout_s, f"another worker to run the task of {self.name!r} after "
-                           f"{paused.name} stopped", log=others[0].log_path)
-        except TargetError as e:
-            return f"; no takeover: {str(e).splitlines()[0]}"
-        return f"; task 0 RUNNING on {w.name} after {time.monotonic() - t0:.1f}s"
-
-    def apply_fault(self, fault: Fault) -> None:
-        kind, params = fault.kind, dict(fault.params)
-        t0 = now_ms()
-        detail = ""
-        restart_from = None
-        asked = kind  # recorded as the scenario named it
-        if kind == "crash":  # the worker dies and comes back
-            kind, params = "kill-worker", {"restart": True, **params}
-        if kind == "kill-worker":
-            w = self._worker(params)
-            pid = w.proc.pid if w.proc else None
-            w.kill()
-            detail = f"SIGKILL to {w.name} (pid {pid})"
-            time.sleep(float(params.get("downtime_s", 0)))
-            if params.get("restart", True):
-                w.restart()
-                detail += f"; restarted as pid {w.proc.pid}"
-        elif kind == "pause-worker":
-            w = self._worker(params)
-            w.pause()
-            self._paused.append(w)
-            time.sleep(float(params.get("duration_s", 5)))
-            w.resume()
-            self._paused.remove(w)
-            detail = f"SIGSTOP/SIGCONT {w.name} (pid {w.proc.pid})"
-        elif kind == "pause":  # a zombie: SIGSTOP, and it stays stopped until `resume`
-            w = self._worker(params)
-            w.pause()
-            self._paused.append(w)
-            detail = f"SIGSTOP {w.name} (pid {w.proc.pid})" + self._wait_takeover(
-                w, float(params.get("takeover_timeout_s", 120)))
-        elif kind == "resume":
-            woke = [w for w in self._paused if w.proc is not None and w.proc.alive]
-            for w in woke:
-                w.resume()
-            self._paused = []
-            detail = f"SIGCONT {[w.name for w in woke]}"
-        elif kind == "add-worker":
-            w = self.stack.add_worker()
-            detail = f"started {w.name} at {w.rest_url}"
-        elif kind == "remove-worker":
-            w = self._worker({"worker": params.get("worker", -1)})
-            self.stack.remove_worker(w)
-            detail = f"stopped {w.name}"
-        elif kind == "rebalance":
-            w = self.stack.add_worker()
-            time.sleep(float(params.get("duration_s", 10)))
-            self.stack.remove_worker(w)
-            detail = f"{w.name} joined and left"
-        elif kind == "update-config":
-            changes = {str(k): str(v) for k, v in dict(params.get("config", {})).items()}
-            new = {**self.config, **changes}
-            before = self._members()
-            self._submit_config(new)
-            changed = new != self.config
-            self.config = new
-            if changed:  # Connect restarts the task only when its config changes
-                self._wait_task_replaced(before, "the task to restart with the new config", changes)
-            self.wait_running(self.running_timeout_s)
-            # the restarted task resumes from the group's committed offsets (R1.2)
-            restart_from = self.committed_offsets()
-            detail = f"PUT config with {sorted(params.get('config', {}))}; the task restarted from {restart_from}"
-        elif kind == "restart-task":
-            task = int(params.get("task", 0))
-            before = self._members()
-            self.rest.request("POST", f"/connectors/{urllib.parse.quote(self.name)}/tasks/{task}/restart")
-            self._wait_task_replaced(before, f"task {task} to restart")
-            self.wait_running(self.running_timeout_s)
-            restart_from = self.committed_offsets()
-            detail = f"task {task} restarted from {restart_from}"
-        elif kind == "restart-connector":
-            before = self._members()
-            self.rest.request("POST", f"/connectors/{urllib.parse.quote(self.name)}/restart"
-                                      f"?includeTasks=true")
-            self._wait_task_replaced(before, "the connector and its tasks to restart")
-            self.wait_running(self.running_timeout_s)
-            restart_from = self.committed_offsets()
-            detail = f"connector and tasks restarted from {restart_from}"
-        elif kind == "lose-offset-commit":
-            restart_from = self._lose_offset_commit()
-            detail = f"connector stopped, its group's offsets set back to {restart_from} (KIP-875), resumed"
-        else:
-            raise TargetError(f"fault {kind!r} is not supported by the Kafka Connect target; supported: "
-                              f"{', '.join(FAULTS)}")
-        with self._lock:
-            self.obs.faults.append(FaultEvent(asked, params, True, t0, now_ms(), detail, restart_from=restart_from))
-        self.obs.log_paths.update(self.stack.log_paths())
-
-    def _lose_offset_commit(self) -> dict[str, int]:
-        """The group's last offset commit lost, as when its offsets expire while the connector
-        is stopped or a tool resets them: the connector is stopped, each partition's committed
-        offset set back to the one committed before it (none before: the partition's start),
-        and the connector resumed. Kafka Connect's own REST API does it (KIP-875: stop, PATCH
-        offsets, resume); the tasks then read again from there."""
-        now = self.committed_offsets()
-        with self._lock:
-            history = [s.committed for s in sorted(self.obs.offset_samples, key=lambda s: s.at_ms)]
-        back = {}
-        for tp, k in now.items():
-            earlier = [h[tp] for h in history if h.get(tp) is not None and h[tp] < k]
-            back[tp] = earlier[-1] if earlier else 0
-        cname = urllib.parse.quote(self.name)
-        self.rest.request("PUT", f"/connectors/{cname}/stop")
-        wait_until(lambda: self.status().get("connector", {}).get("state") == "STOPPED" and not self.status().get("tasks"),
-                   self.running_timeout_s, f"connector {self.name!r} to stop (PUT /connectors/{self.name}/stop)")
-        body = {"offsets": [{"partition": {"kafka_topic": tp.rsplit("-", 1)[0], "kafka_partition": int(tp.rsplit("-", 1)[1])},
-                             "offset": {"kafka_offset": k}} for tp, k in sorted(back.items())]}
-        self.rest.request("PATCH", f"/connectors/{cname}/offsets", body)
-        self.rest.request("PUT", f"/connectors/{cname}/resume")
-        self.wait_running(self.running_timeout_s)
-        return back
-
     # ------------------------------------------------------------------ observe
     def _endpoint(self) -> str:
         assert self.s3_endpoint is not None or (self.stack is not None and self.stack.s3 is not None)
@@ -794,4 +550,5 @@ class _Failed(Exception):
     def __init__(self, trace: str):
         super().__init__(trace)
         self.trace = trace
+
 

@@ -5,7 +5,7 @@ front give a sink, without a socket.
   completed upload answers a repeated Complete as the completion it was; every part but the
   last must hold 5 MiB; ETags are S3's (MD5, or MD5 of the parts' MD5s with `-N`);
   `If-None-Match: *` on PutObject and Complete answers 412 when the key exists.
-* The fault rules of the HTTP front (adapters.s3front.FaultRules), on calls: `fail` raises the
+* The fault rules of the HTTP front (adapters.s3rules.FaultRules), on calls: `fail` raises the
   S3 error, `error-200` raises InternalError (as botocore reads an error inside a 200) after
   applying the call or instead of it, `drop-response` applies it and raises a closed
   connection, `delay` moves the virtual clock, `hang` parks the caller until the rule is
@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from adapters.s3front import S3_MESSAGES, FaultRules, S3Request
+from adapters.s3rules import S3_MESSAGES, FaultRules, S3Request
 
 MIN_PART = 5 * 1024 * 1024
 
@@ -73,7 +73,7 @@ class Parked:
     then for its turn."""
 
     apply: Callable[[], Any]
-    firing: Any  # the rule's firing (adapters.s3front._Firing) it waits on
+    firing: Any  # the rule's firing (adapters.s3rules._Firing) it waits on
     released: threading.Event = field(default_factory=threading.Event)
     result: Any = None
     error: BaseException | None = None

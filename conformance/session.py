@@ -123,7 +123,7 @@ class Session:
     stack_startup_s: dict[str, float] = field(default_factory=dict)  # how long each warm stack took to start
     notes: list[str] = field(default_factory=list)  # for the report
     _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
-    _spare: Any = field(default_factory=threading.local)  # a thread's own stacks (spare_stacks)
+    _spares: dict[str, Any] = field(default_factory=dict)  # conformance.runner.SpareStack by spec (spare_stacks)
 
     def stack_for(self, spec: str) -> Any:
         """The warm stack `spec`'s runs share, started on first use: a broker, an S3 server and a
@@ -131,9 +131,9 @@ class Session:
         over a broker; None for targets that bring everything themselves."""
         if not spec.startswith(("kafka-connect:", "pysink:broker")):
             return None
-        spare = getattr(self._spare, "stacks", None)
-        if spare is not None and spec in spare:
-            return spare[spec]
+        spare = self._spares[spec].stack(None) if spec in self._spares else None
+        if spare is not None:  # this thread runs on a spare stack of its own
+            return spare
         if spec not in self.stacks:
             from conformance.targets import start_broker_stack, start_connect_stack
 
@@ -150,27 +150,26 @@ class Session:
     def spare_stacks(self, specs: list[str]) -> Any:
         """A context in which this thread's runs of `specs` go to stacks of their own, started
         on entry (in this thread: its processes die with it) and stopped on exit: conformance.
-        runner.stack_schedule runs the items that need a stack alone on them while the shared ones run."""
+        runner.stack_schedule runs the items that need a stack alone on them while the shared
+        ones run. One conformance.runner.SpareStack per Kafka Connect spec."""
         import contextlib
+
+        from conformance.runner import SpareStack
+        from conformance.targets import start_connect_stack
+
+        def starter(spec: str) -> Callable[[], Any]:
+            return lambda: start_connect_stack(spec, self.out / "stacks" / f"{slug(spec)}-spare", self.plugin_path)
+
+        for spec in dict.fromkeys(s for s in specs if s.startswith("kafka-connect:")):
+            self._spares.setdefault(spec, SpareStack(starter(spec)))
+        chosen = [self._spares[s] for s in dict.fromkeys(specs) if s in self._spares]
 
         @contextlib.contextmanager
         def spare() -> Any:
-            from conformance.targets import start_connect_stack
-
-            stacks: dict[str, Any] = {}
-            try:
-                for spec in dict.fromkeys(s for s in specs if s.startswith("kafka-connect:")):
-                    stacks[spec] = start_connect_stack(spec, self.out / "stacks" / f"{slug(spec)}-spare",
-                                                       self.plugin_path)
-                self._spare.stacks = stacks
+            with contextlib.ExitStack() as entered:
+                for one in chosen:
+                    entered.enter_context(one.spare())
                 yield
-            finally:
-                self._spare.stacks = None
-                for stack in stacks.values():
-                    try:
-                        stack.stop()
-                    except Exception as e:  # noqa: BLE001 - the others are stopped all the same
-                        self.warn(f"sinkcheck: stopping a spare Kafka stack: {e}")
         return spare
 
     def close(self) -> None:
