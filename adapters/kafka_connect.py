@@ -41,7 +41,8 @@ from adapters.connectors import (ConnectorConfigError, ConnectorProfile, S3Locat
                                  fill_config, parse_connector_config, profile_for, redact)
 from adapters.connect_faults import ConnectFaults
 from adapters.connect_rest import ConnectRest, ConnectRestError, format_config_errors, validation_errors
-from adapters.observation import BucketSample, Observation, OffsetSample, ProducedRecord, StatusSample
+from adapters.observation import (BucketSample, Observation, OffsetSample, ProducedRecord, QuietWatch,
+                                  StatusSample)
 from adapters.plugins import Plugin, PluginUnavailable
 from adapters.supervisor import (ConnectWorker, KafkaStack, MotoS3Server, now_ms, s3_client, wait_until)
 from adapters.target import RecordToProduce, Target, TargetError, TargetInfo
@@ -482,8 +483,7 @@ class KafkaConnectTarget(ConnectFaults, Target):
         at_end_stable_s = min(stable_s, max(flush_s + 1, 2.0))
         settled_s = min(stable_s, max(3 * flush_s, 8.0))
         deadline = time.monotonic() + timeout_s
-        last_state = None
-        since = time.monotonic()
+        watch = QuietWatch(self.obs, self._lock, time.monotonic())
         moving = "nothing sampled yet"
         while True:
             try:
@@ -501,17 +501,12 @@ class KafkaConnectTarget(ConnectFaults, Target):
                 members = self._settled_members() if behind else None
                 pending = self._pending(committed)
                 state = (tuple(sorted(committed.items())), listing, uploads, members)
-                now = time.monotonic()
-                if state != last_state:
-                    last_state, since = state, now
+                stable = watch.unchanged_for(state, time.monotonic())
                 need = (max(stable_s, pending[1]) if pending else at_end_stable_s if not behind
                         else settled_s if members else stable_s)
-                if now - since >= need:
-                    with self._lock:
-                        self.obs.quiet = True
-                        self.obs.still_moving = ""
-                    return True
-                parts = [f"offsets, objects or uploads changed {now - since:.1f}s ago (need {need:.0f}s stable)"]
+                if stable >= need:
+                    return watch.end(True)
+                parts = [f"offsets, objects or uploads changed {stable:.1f}s ago (need {need:.0f}s stable)"]
                 if uploads:
                     parts.append(f"{len(uploads)} multipart upload(s) open: "
                                  + ", ".join(f"{k} ({n} parts)" for k, _, n in uploads[:5]))
@@ -525,10 +520,7 @@ class KafkaConnectTarget(ConnectFaults, Target):
                 parts.append(f"{len(listing)} object(s) in the bucket")
                 moving = "; ".join(parts)
             if time.monotonic() >= deadline:
-                with self._lock:
-                    self.obs.quiet = False
-                    self.obs.still_moving = moving
-                return False
+                return watch.end(False, moving)
             time.sleep(0.5)
 
     def observe(self) -> Observation:
