@@ -73,6 +73,13 @@ class RunData:
             objs = [o for o in objs if o.key in listed]
         return objs
 
+    @property
+    def visible_in(self) -> str:
+        """Where the claim's reader sees records, for witnesses: the bucket, or the sink's own log."""
+        if self.claim.view != "log":
+            return "S3"
+        return "the table's current snapshot" if self.claim.naming == "iceberg" else "the sink's commit log"
+
     def seqs(self, obj: S3Object) -> list[int] | None:
         """The record seqs an object holds, in order (None: it could not be decoded)."""
         k = (obj.key, obj.etag)
@@ -242,7 +249,7 @@ def no_loss(d: RunData) -> Verdict:
             if o in model_visible[tp]:
                 why.append("the model says it must be visible")
             if why:
-                lost.append(Witness("lost", (_at(tp, o),), explanation="absent from S3 although " + " and ".join(why)))
+                lost.append(Witness("lost", (_at(tp, o),), explanation=f"absent from {d.visible_in} although " + " and ".join(why)))
             else:
                 pending.append(_at(tp, o))
     if undecodable and not lost:
@@ -490,14 +497,15 @@ def commit_safety(d: RunData) -> Verdict:
             if missing:
                 w.append(Witness("commit-ahead-of-s3", (_at(tp, missing[0]),), expected=f"every offset < {k} visible",
                                  observed=f"{len(missing)} not visible",
-                                 explanation=f"at {os_.at_ms} {name} was committed to {k} but offset {missing[0]} was not in S3"))
+                                 explanation=f"at {os_.at_ms} {name} was committed to {k} but offset {missing[0]} was not in "
+                                             f"{d.visible_in}"))
             key = (name, os_.generation)
             if key in last and k < last[key]:
                 w.append(Witness("commit-backwards", (_at(tp, k),), expected=f">= {last[key]}", observed=k,
                                  explanation=f"{name} moved back from {last[key]} to {k} within one generation"))
             last[key] = k
-    return _verdict("commit-safety", w, f"{len(d.observation.offset_samples)} offset samples, never ahead of S3",
-                    f"{len(w)} offset commits ran ahead of S3 or backwards")
+    return _verdict("commit-safety", w, f"{len(d.observation.offset_samples)} offset samples, never ahead of {d.visible_in}",
+                    f"{len(w)} offset commits ran ahead of {d.visible_in} or backwards")
 
 
 @check("commit-progress", "P-COMMIT-PROGRESS")
