@@ -156,13 +156,9 @@ class IcebergConnectTarget(KafkaConnectTarget):
         return cfg
 
     def sample_bucket(self) -> BucketSample | None:
-        table = None
-        if self.catalog is not None and self.table is not None:
-            try:
-                table = self.catalog.sample(self.table)
-            except Exception as e:  # noqa: BLE001 - the catalog file busy mid-commit: the next sample reads it
-                self.sampler_errors.append(f"table: {e}")
-                return None
+        # a catalog that cannot be read right now (its file busy mid-commit) raises: the sampler
+        # and the wait record it and read again, as for a listing that failed
+        table = self.catalog.sample(self.table) if self.catalog is not None and self.table is not None else None
         sample = super().sample_bucket()
         if sample is None:
             return None
