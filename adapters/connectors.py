@@ -171,6 +171,13 @@ def _aiven_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
 ICEBERG_TABLE = "sinkcheck.events"  # the table a scenario's records land in (namespace.table)
 ICEBERG_COMMIT_INTERVAL_MS = 2000
 ICEBERG_COMMIT_TIMEOUT_MS = 10000
+
+
+def iceberg_commit_timing_s(config: Mapping[str, str]) -> tuple[float, float]:
+    """Iceberg's commit interval and commit-round timeout in seconds, as a config sets them
+    (the sink's defaults: 5 min and 30 s)."""
+    return (int(config.get("iceberg.control.commit.interval-ms", "300000")) / 1000,
+            int(config.get("iceberg.control.commit.timeout-ms", "30000")) / 1000)
 JSON_SCHEMALESS = {"value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "false"}
 
 

@@ -24,7 +24,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Mapping
 
-from adapters.connectors import S3Location
+from adapters.connectors import S3Location, iceberg_commit_timing_s
 from adapters.kafka_connect import KafkaConnectTarget
 from adapters.observation import BucketSample, Observation, TableSample
 from adapters.target import TargetError
@@ -181,7 +181,7 @@ class IcebergConnectTarget(KafkaConnectTarget):
                         and committed.get(f"{p.topic}-{p.partition}", 0) > p.offset)
         if rows < taken:
             return (f"the table holds {rows} rows of the {taken} records committed: a table commit may be pending",
-                    commit_round_s(self.config) + 8.0)
+                    sum(iceberg_commit_timing_s(self.config)) + 8.0)
         return None
 
     def _clean_up(self) -> None:
@@ -191,7 +191,6 @@ class IcebergConnectTarget(KafkaConnectTarget):
 
     def observe(self) -> Observation:
         obs = super().observe()
-        obs.table_samples = list(obs.table_samples)
         obs.control_offsets = self._control_offsets()
         return obs
 
@@ -208,11 +207,7 @@ class IcebergConnectTarget(KafkaConnectTarget):
         groups = {"coordinator group": f"{self.group}-coord",
                   "worker control group": f"{self.config.get('iceberg.control.group-id-prefix', 'cg-control')}-{self.name}"}
         try:
-            reader = GroupOffsets(self.stack.bootstrap, self.group)
-            try:
-                out["control topic log end"] = {f"{t}-{p}": o for (t, p), o in reader.log_ends(topic).items()}
-            finally:
-                reader.close()
+            out["control topic log end"] = {f"{t}-{p}": o for (t, p), o in self._offsets().log_ends(topic).items()}
             for label, group in groups.items():
                 g = GroupOffsets(self.stack.bootstrap, group)
                 try:
@@ -222,15 +217,3 @@ class IcebergConnectTarget(KafkaConnectTarget):
         except Exception as e:  # noqa: BLE001 - reported beside the observation, never fatal
             self.sampler_errors.append(f"control offsets: {e}")
         return out
-
-
-def commit_round_s(config: Mapping[str, str]) -> float:
-    """The longest a commit round of the sink takes: its interval, then its timeout."""
-    return (int(config.get("iceberg.control.commit.interval-ms", "300000"))
-            + int(config.get("iceberg.control.commit.timeout-ms", "30000"))) / 1000
-
-
-def summary_offsets(summary: Mapping[str, str]) -> dict[str, str]:
-    """The Kafka offsets the sink stores in a snapshot's summary (its control topic's, per
-    partition, under `kafka.connect.offsets.<control topic>.<group>`)."""
-    return {k: v for k, v in summary.items() if k.startswith("kafka.connect.offsets.")}

@@ -164,8 +164,7 @@ class KafkaConnectTarget(ConnectFaults, Target):
                                     broker_heap=self.broker_heap, worker_heap=self.worker_heap,
                                     offset_flush_interval_ms=self.offset_flush_interval_ms,
                                     with_s3=self.s3_endpoint is None, workers=self.workers,
-                                    worker_props={**(self.profile.worker_converters or {}),
-                                                  **self.profile.worker_settings})
+                                    worker_props=self.profile.worker_props({}))
             self.stack.start()
         stack = self.stack
         while len([w for w in stack.workers if w.proc is not None and w.proc.alive]) < self.workers:
@@ -533,6 +532,7 @@ class KafkaConnectTarget(ConnectFaults, Target):
             obs.faults = list(self.obs.faults)
             obs.statuses = list(self.obs.statuses)
             obs.log_paths = dict(self.obs.log_paths)
+            obs.table_samples = list(self.obs.table_samples)
         return obs
 
 

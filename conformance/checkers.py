@@ -671,14 +671,12 @@ def liveness(d: RunData) -> Verdict:
 def _late_table_commits(d: RunData) -> tuple[list[Witness], float]:
     """A table sink's commit latency: for each record in the final snapshot, from its produce to
     the first table sample holding it. Late: beyond the commit interval plus the claim's bound."""
+    from adapters.connectors import iceberg_commit_timing_s
     from conformance.claims import ICEBERG_COMMIT_BOUND_S
-
     from conformance.targets import translation_for
 
     sent = translation_for(d.target, dict(d.scenario.connector))
-    cfg = sent.config if sent else {}
-    interval_s = int(cfg.get("iceberg.control.commit.interval-ms", "300000")) / 1000
-    timeout_s = int(cfg.get("iceberg.control.commit.timeout-ms", "30000")) / 1000
+    interval_s, timeout_s = iceberg_commit_timing_s(sent.config if sent else {})
     bound = interval_s + timeout_s + ICEBERG_COMMIT_BOUND_S
     produced_at = {(p.topic, p.partition, p.offset): p.at_ms for p in d.observation.produced}
     first_seen: dict[tuple[str, int, int], int] = {}

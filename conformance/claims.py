@@ -117,8 +117,9 @@ def iceberg_claim(config: dict[str, str], faults: Iterable[FaultStep] = ()) -> C
     current snapshot, view "log") sees every record once, rows appear only through commits, a
     commit comes each `iceberg.control.commit.interval-ms`. Its documentation says nothing of
     when the source offsets are committed, or of the files of failed attempts."""
-    interval = config.get("iceberg.control.commit.interval-ms", "300000")
-    timeout = config.get("iceberg.control.commit.timeout-ms", "30000")
+    from adapters.connectors import iceberg_commit_timing_s
+
+    interval, timeout = iceberg_commit_timing_s(config)
     props = {"no-loss", "no-duplicates", "atomic-visibility", "commit-progress", "liveness"}
     lost = ()
     if any(f.kind == "lose-offset-commit" for f in faults):
@@ -129,8 +130,8 @@ def iceberg_claim(config: dict[str, str], faults: Iterable[FaultStep] = ()) -> C
                 "measured, not claimed",)
     return Claim("exactly-once", frozenset(props), "iceberg",
                  lost + ("exactly-once delivery through the table: a reader of the current snapshot sees each record once",
-                  f"liveness: a table commit within iceberg.control.commit.interval-ms ({interval} ms) plus "
-                  f"its commit timeout ({timeout} ms) plus {ICEBERG_COMMIT_BOUND_S:.0f} s",
+                  f"liveness: a table commit within iceberg.control.commit.interval-ms ({interval:g} s) plus "
+                  f"its commit timeout ({timeout:g} s) plus {ICEBERG_COMMIT_BOUND_S:.0f} s",
                   "a task commits its source offsets with the files it sends the coordinator, before the table "
                   "commit: the offsets run ahead of the table until the commit (the control topic holds the "
                   "files meanwhile), so commit-safety is measured, not claimed",

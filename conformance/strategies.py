@@ -350,14 +350,15 @@ def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, 
 
 @st.composite
 def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
-                 cfg: dict[str, str] | None = None, only: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+                 cfg: dict[str, str] | None = None, kinds: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """Records with a `seq` in every value (how checkers find them in S3), of the kinds the
     config can write (value_kinds), across Connect's types (conformance.values): timestamps
     late and out of order, around hour edges, local midnight and DST changes of the config's
     zone, with idle gaps; keys null, text, maps or Structs; headers none, one or several (text,
     bytes, null); null values in some streams (rarely where nulls kill the task)."""
     cfg = with_worker_converters(cfg or {})
-    kinds = value_kinds(cfg, only)
+    table = kinds is not None  # a table sink's value kinds (value_kinds_for): its maps keep one shape
+    kinds = value_kinds(cfg, kinds)
     if not kinds:
         raise ValueError(f"value.converter={converter_kind(cfg)} gives no value this config can write "
                          f"({cfg.get('format.class', JSON_FORMAT).rsplit('.', 1)[-1]}, "
@@ -382,7 +383,7 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
         if with_nulls and draw(st.integers(0, 7)) == 0:
             value = None
         else:
-            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, schema, only is not None))
+            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, schema, table))
         out.append({"topic": t, "partition": p, "timestamp": ts,
                     "key": draw(values.record_keys(key_kind, seq, null_keys)), "value": value,
                     "headers": draw(values.header_lists(seq, headers_stored))})

@@ -207,6 +207,7 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
     holds exactly the plugin of `kafka-connect:<profile>[@VERSION]`: a warm stack, shared by the
     runs of a session (each run brings its own connector, topics and bucket)."""
     from adapters import plugins
+    from adapters.connectors import PROFILES
     from adapters.kafka_connect import plugins_dir
     from adapters.supervisor import KafkaStack
 
@@ -215,15 +216,13 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
     if profile in plugins.KINDS:
         pdir, _ = plugins_dir(run_dir, (), plugins=[plugins.resolve(profile, version, plugin_path or ())])
     else:
-        from adapters.connectors import PROFILES
-
         pdir, missing = plugins_dir(run_dir, [PROFILES[profile].jar_set or profile], extra=plugin_path or ())
         if missing and not plugin_path:
             from adapters.plugins import PluginUnavailable
 
             raise PluginUnavailable(f"the {profile} connector plugin is not available: {'; '.join(missing.values())}")
-    settings = connector_profile(spec).worker_settings if connector_profile(spec) is not None else {}
-    return KafkaStack(run_dir, plugin_paths=[pdir], worker_props={**worker_converters(spec), **settings}).start()
+    return KafkaStack(run_dir, plugin_paths=[pdir],
+                      worker_props=PROFILES[profile].worker_props(worker_converters(spec))).start()
 
 
 def start_broker_stack(run_dir: Path) -> Any:

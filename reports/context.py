@@ -66,7 +66,7 @@ def timeline_events(result: Any) -> dict[str, Any]:
                 visible.append({"at": b.at_ms, "key": o.key, "size": o.size})
     statuses = [{"at": s.at_ms, "state": s.connector_state, "tasks": list(s.task_states)} for s in obs.statuses]
     out = {"produced": produced, "faults": faults, "commits": commits, "visible": visible, "statuses": statuses}
-    tables = getattr(obs, "table_samples", None)
+    tables = obs.table_samples
     if tables:
         # a table sink's commits: every snapshot of the table, at its commit time
         out["snapshots"] = [{"at": at, "id": sid, "records": added,
