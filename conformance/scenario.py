@@ -29,6 +29,13 @@ class ScenarioError(ValueError):
     pass
 
 
+# the steps the runner plays itself, and the faults some target applies (each target says which
+# of them it supports)
+RUNNER_STEPS = ("s3", "release", "wait", "wait-fired", "quiet")
+TARGET_FAULTS = ("crash", "restart", "kill-worker", "pause", "resume", "pause-worker", "add-worker", "remove-worker",
+                 "rebalance", "update-config", "restart-task", "restart-connector", "lose-offset-commit")
+
+
 @dataclass(frozen=True)
 class FaultStep:
     """Apply `kind` once `after` records have been produced.
@@ -98,15 +105,51 @@ class Scenario:
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ScenarioError(f"{source}: malformed scenario ({type(e).__name__}: {e})") from None
+        problem = sc.kafka_problem()
+        if problem:
+            raise ScenarioError(f"{source}: {problem}")
         return sc
+
+    def kafka_problem(self) -> str | None:
+        """What no run of this scenario could do: a fault kind nothing applies, a topic Kafka
+        refuses, a record's offset (where one is given) that does not go forward."""
+        from reference_impl.config_keys import invalid_topic_reason
+
+        for i, f in enumerate(self.faults):
+            if f.kind not in RUNNER_STEPS + TARGET_FAULTS:
+                return (f"faults[{i}]: unknown fault kind {f.kind!r}; the kinds are "
+                        f"{', '.join(RUNNER_STEPS + TARGET_FAULTS)}")
+        for t in self.topics:
+            reason = invalid_topic_reason(t)
+            if reason:
+                return f"topics: {reason}"
+        last: dict[tuple[Any, Any], int] = {}
+        for i, r in enumerate(self.records):
+            if not isinstance(r, dict):
+                return f"records[{i}]: a record is a JSON object"
+            reason = invalid_topic_reason(str(r.get("topic", "")))
+            if reason:
+                return f"records[{i}]: {reason}"
+            tp, off = (r.get("topic"), r.get("partition")), r.get("offset")
+            if isinstance(off, int):
+                if tp in last and off <= last[tp]:
+                    return (f"records[{i}]: offset {off} does not go forward from {last[tp]} in "
+                            f"{tp[0]}-{tp[1]}: Kafka gives a topic-partition's offsets once, in increasing order")
+                last[tp] = off
+        return None
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
         p = Path(path)
         try:
-            obj = json.loads(p.read_text())
+            obj = json.loads(p.read_bytes().decode("utf-8-sig"))
         except FileNotFoundError:
             raise ScenarioError(f"scenario file not found: {p}") from None
+        except IsADirectoryError:
+            raise ScenarioError(f"{p} is a directory; give a SCENARIO.json file") from None
+        except UnicodeDecodeError as e:
+            raise ScenarioError(f"{p}: not a sinkcheck scenario: byte {e.start} is not UTF-8 text ({e.reason}); "
+                                "give a SCENARIO.json as saved by a run") from None
         except json.JSONDecodeError as e:
             raise ScenarioError(f"{p}: line {e.lineno}, column {e.colno}: {e.msg}") from None
         return cls.from_json(obj, str(p))

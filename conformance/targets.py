@@ -104,10 +104,10 @@ def check_target(spec: str, plugin_path: Sequence[str] = (), progress: Callable[
     message names the ways to provide it), a --connector-version other than the version that
     runs. A plugin from the shared layouts is laid out here, once, before the first scenario."""
     if spec.startswith("model@"):
-        from reference_impl.versions import VersionError, parse_version
+        from reference_impl.versions import VersionError, known_version
 
         try:
-            parse_version(spec.split("@", 1)[1])
+            known_version(spec.split("@", 1)[1])
         except VersionError as e:
             raise TargetSpecError(f"--target {spec}: {e}") from None
         return

@@ -16,6 +16,10 @@ import zoneinfo
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from reference_impl.config_keys import (TOPIC_LEGAL_CHARS, TOPIC_MAX_LENGTH, TOPICS_EXCLUSIVE, first_invalid_topic,
+                                        unknown_key_warning, unknown_keys)
+from reference_impl.converters import UnknownConverter, converter_for
+from reference_impl.timeutil import PatternError, compile_pattern
 from reference_impl.versions import VersionProfile
 
 S3_SINK_CONNECTOR = "io.confluent.connect.s3.S3SinkConnector"
@@ -52,7 +56,7 @@ class ConfigProblem:
     property: str
     value: str | None
     reason: str
-    phase: str  # "validate" | "config" | "task-start"
+    phase: str  # "validate" | "config" | "task-start" | "kafka" | "model"
 
     def __str__(self) -> str:
         shown = "" if self.value is None else f" = {self.value!r}"
@@ -60,6 +64,8 @@ class ConfigProblem:
             "validate": "rejected by connector validation (REST create/update)",
             "config": "rejected when the config is parsed (validate, connector and task start)",
             "task-start": "accepted by validation, but every task fails at start",
+            "kafka": "refused by Kafka: no such topic can exist",
+            "model": "outside what the reference model can predict",
         }[self.phase]
         return f"{self.property}{shown}: {self.reason} [{when}]"
 
@@ -75,7 +81,9 @@ class ConfigError(ValueError):
 # --- reading the raw map -------------------------------------------------------------------
 
 def load_config_text(text: str, source: str = "config") -> tuple[str | None, dict[str, str]]:
-    """Parse connector JSON: `{"name":..., "config":{...}}` or a flat map. Returns (name, map)."""
+    """Parse connector JSON: `{"name":..., "config":{...}}` or a flat map. Returns (name, map).
+    A leading UTF-8 byte order mark is skipped, as Connect's Jackson does."""
+    text = text[1:] if text.startswith("\ufeff") else text
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
@@ -285,6 +293,8 @@ def parse_config(
         problems.append(ConfigProblem("connector.class", cls,
             f"the reference model describes {S3_SINK_CONNECTOR}; other sinks declare their own claims", "validate"))
 
+    problems += connect_problems(raw)
+
     for req in ("format.class", "flush.size", "storage.class", "s3.bucket.name"):
         if not (get(req) or "").strip():
             problems.append(ConfigProblem(req, None, "Missing required configuration \"%s\" which has no default value." % req, "config"))
@@ -418,7 +428,7 @@ def parse_config(
             f"keys and headers objects exist from connector 10.0.0, not in {profile.text}", "validate"))
 
     if problems:
-        order = {"config": 0, "validate": 1, "task-start": 2}
+        order = {"config": 0, "validate": 1, "kafka": 1, "model": 1, "task-start": 2}
         raise ConfigError(sorted(problems, key=lambda p: order[p.phase]))
 
     # --- task start only: the TimeBasedPartitioner's own configure() (R6.3) ----------------
@@ -437,6 +447,10 @@ def parse_config(
         if not merged["timezone"].strip():
             task_problems.append(ConfigProblem("timezone", merged["timezone"] or None,
                 "time-based partitioners need a timezone such as UTC", "task-start"))
+        try:
+            compile_pattern(merged["path_format"])
+        except PatternError as e:  # Joda's forPattern throws it in the partitioner's configure()
+            task_problems.append(ConfigProblem("path.format", merged["path_format"], str(e), "task-start"))
 
     if kind == "daily":
         merged["partition_duration_ms"] = 86_400_000
@@ -447,6 +461,40 @@ def parse_config(
         raw=dict(raw), name=name, version=profile, task_start_problems=tuple(task_problems),
         **{k: v for k, v in merged.items() if k in SinkConfig.__dataclass_fields__ and k not in ("raw", "name", "version", "task_start_problems")},
     )
+
+
+def connect_problems(raw: Mapping[str, str]) -> list[ConfigProblem]:
+    """What Kafka Connect and Kafka refuse before the sink sees the config (both topic
+    properties, topic names no topic can have), and converters the model cannot read records
+    through (the same refusal a scenario gets: conformance.wire)."""
+    problems = []
+    topics = [t.strip() for t in (raw.get("topics") or "").split(",")]
+    if (raw.get("topics") or "").strip() and (raw.get("topics.regex") or "").strip():
+        problems.append(ConfigProblem("topics.regex", raw["topics.regex"],
+            f"{TOPICS_EXCLUSIVE} (Kafka Connect's SinkConnectorConfig.validate); keep one of them", "validate"))
+    reason = first_invalid_topic(t for t in topics if t) if (raw.get("topics") or "").strip() else None
+    if reason:
+        problems.append(ConfigProblem("topics", raw["topics"], f"{reason}; a Kafka topic name is 1 to "
+                                      f"{TOPIC_MAX_LENGTH} of {TOPIC_LEGAL_CHARS}, not '.' or '..'", "kafka"))
+    for which in ("key", "value"):
+        if str(raw.get(f"{which}.converter", "")).strip():
+            try:
+                converter_for(raw, which)
+            except UnknownConverter as e:
+                problems.append(ConfigProblem(f"{which}.converter", raw[f"{which}.converter"],
+                                              str(e).split(": ", 1)[-1], "model"))
+    return problems
+
+
+def config_warnings(raw: Mapping[str, str]) -> list[str]:
+    """What a user should hear about a config Connect accepts as it is: keys nobody defines (as
+    Connect logs them), a path.format whose quote never closes (Joda takes the rest as text)."""
+    out = [unknown_key_warning(k) for k in unknown_keys(raw)]
+    fmt = raw.get("path.format") or ""
+    if fmt.replace("''", "").count("'") % 2:
+        out.append(f"path.format {fmt!r} has a quote that is never closed: Joda reads everything after it as "
+                   "literal text, so no date field after it is filled in")
+    return out
 
 
 def _valid_zone(tz: str) -> bool:

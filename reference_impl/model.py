@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from reference_impl.config import SinkConfig
+from reference_impl.config_keys import invalid_topic_reason
 from reference_impl.connect_data import SchemaError, SinkRecord
 from reference_impl.errors import ConnectorError
 from reference_impl.expectation import (
@@ -42,7 +43,8 @@ class PutSpec:
 # --- inputs ---------------------------------------------------------------------------------
 
 def parse_records_lines(lines: Iterable[str], source: str = "records") -> list[SinkRecord]:
-    out = []
+    out: list[SinkRecord] = []
+    last: dict[tuple[str, int], int] = {}
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -51,10 +53,29 @@ def parse_records_lines(lines: Iterable[str], source: str = "records") -> list[S
         except json.JSONDecodeError as e:
             raise InputError(f"{source}: line {n}, column {e.colno}: {e.msg}") from None
         try:
-            out.append(SinkRecord.from_json(obj, f"{source}: line {n}"))
+            r = SinkRecord.from_json(obj, f"{source}: line {n}")
         except SchemaError as e:
             raise InputError(str(e)) from None
+        problem = record_order_problem(r, last)
+        if problem:
+            raise InputError(f"{source}: line {n}: {problem}")
+        out.append(r)
     return out
+
+
+def record_order_problem(r: SinkRecord, last: dict[tuple[str, int], int]) -> str | None:
+    """Why Kafka could not have given `r` after the records before it (a topic no topic can be,
+    an offset that does not go forward in its topic-partition), or None; `last` is updated."""
+    reason = invalid_topic_reason(r.topic)
+    if reason:
+        return f"{reason}; fix the record's topic"
+    tp = (r.topic, r.partition)
+    if tp in last and r.offset <= last[tp]:
+        word = "repeats" if r.offset == last[tp] else "goes back from"
+        return (f"offset {r.offset} {word} offset {last[tp]} in {r.topic}-{r.partition}: Kafka gives each "
+                "topic-partition's records once, in increasing offset order; remove or reorder the record")
+    last[tp] = r.offset
+    return None
 
 
 def parse_puts_lines(lines: Iterable[str], source: str = "puts") -> list[PutSpec]:

@@ -103,8 +103,8 @@ def compile_pattern(pattern: str) -> tuple[tuple[str, int | str], ...]:
                     break
                 buf.append(pattern[j])
                 j += 1
-            if j >= n:
-                raise PatternError(f"unterminated quote in pattern {pattern!r}")
+            # Joda's parseToken toggles in and out of a quote and never checks it was closed:
+            # an unterminated quote makes the rest of the pattern literal text
             out.append(("lit", "".join(buf)))
             i = j + 1
         elif c.isalpha():

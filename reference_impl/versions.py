@@ -26,6 +26,26 @@ def parse_version(text: str) -> Version:
     return (int(m[1]), int(m[2]), int(m[3] or 0))
 
 
+# The release lines the profile answers for (section 18 was read up to DEFAULT_VERSION): a version
+# outside them, or newer than the sources read, has changes nobody read, so the model cannot say
+# what it must produce.
+KNOWN_LINES = ((5, 0), (5, 1), (5, 2), (5, 3), (5, 4), (5, 5), (10, 0), (10, 1), (10, 2), (10, 3), (10, 4), (10, 5),
+               (10, 6), (11, 0), (12, 0), (12, 1))
+
+
+def known_version(text: str) -> Version:
+    """parse_version, refusing a version the model has no profile for (VersionError lists the
+    known release lines)."""
+    v = parse_version(text)
+    newest = parse_version(DEFAULT_VERSION)
+    if v[:2] not in KNOWN_LINES or v > newest:
+        lines = ", ".join(f"{a}.{b}.x" for a, b in KNOWN_LINES)
+        raise VersionError(f"the model has no profile for connector {text.strip()}: it knows the release lines "
+                           f"{lines} (up to {DEFAULT_VERSION}, the release its sources were read from); "
+                           f"give one of those, or leave the version out for {DEFAULT_VERSION}")
+    return v
+
+
 def _in_line(v: Version, line: tuple[int, int], lo: int, hi: int | None = None) -> bool:
     return v[:2] == line and v[2] >= lo and (hi is None or v[2] <= hi)
 
@@ -52,7 +72,7 @@ class VersionProfile:
 
     @classmethod
     def of(cls, text: str | None) -> "VersionProfile":
-        return cls(parse_version(text or DEFAULT_VERSION))
+        return cls(known_version(text or DEFAULT_VERSION))
 
     @property
     def text(self) -> str:

@@ -24,11 +24,13 @@ def _connector(path: str, version: str | None, bucket: str) -> tuple[dict[str, s
     from conformance.connector_config import sink_config
     from reference_impl.config import ConfigError
     from reference_impl.versions import VersionError
-    from sinkcheck.options import load_connector_config
+    from sinkcheck.options import load_connector_config, warn_config
 
     raw = dict(load_connector_config(path, "--config") or {})
     try:
-        return raw, sink_config(raw, version, bucket)
+        cfg = sink_config(raw, version, bucket)
+        warn_config(raw, path)
+        return raw, cfg
     except ConfigError as e:
         raise UsageError(f"--config {path}: {e}") from None
     except VersionError as e:
@@ -50,6 +52,33 @@ def kafka_source(url: str, bootstrap: str | None) -> tuple[str, list[str]]:
     if bad:
         raise UsageError(f"--records {url}: {bad[0]!r} is not a Kafka topic name (letters, digits, '.', '_', '-')")
     return servers, names
+
+
+BROKER_WAIT_S = 5.0
+
+
+def check_broker(url: str, servers: str, topics: list[str], options: dict[str, str], wait_s: float = BROKER_WAIT_S) -> None:
+    """Ask the broker for the topics once, for a few seconds, before Spark does: Spark's Kafka
+    source retries an unreachable broker for minutes and then fails with a JVM stack trace."""
+    import logging
+
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    quiet = logging.getLogger("sinkcheck.audit.kafka")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    conf = {"bootstrap.servers": servers, "socket.timeout.ms": int(wait_s * 1000), **{k[len("kafka."):]: v for k, v in options.items()}}
+    try:
+        meta = AdminClient(conf, logger=quiet).list_topics(timeout=wait_s)
+    except KafkaException as e:
+        raise UsageError(f"--records {url}: no Kafka broker answered at {servers} within {wait_s:.0f} s "
+                         f"({e.args[0].str() if e.args and hasattr(e.args[0], 'str') else e}); start the broker or fix "
+                         "HOST:PORT (or --kafka-bootstrap, --kafka-option for its security settings)") from None
+    missing = [t for t in topics if t not in meta.topics]
+    if missing:
+        raise UsageError(f"--records {url}: the broker at {servers} has no topic {', '.join(missing)}; "
+                         f"it has {', '.join(sorted(t for t in meta.topics if not t.startswith('__'))[:10]) or 'none'}")
 
 
 def kafka_records(spark: Any, servers: str, topics: list[str], options: dict[str, str]) -> Any:
@@ -111,6 +140,27 @@ def _records(spark: Any, source: str, kafka: tuple[str, list[str]] | None = None
                          "each record is {\"topic\":…, \"partition\":…, \"offset\":…, \"timestamp\":…, \"key\":…, "
                          "\"value\":…, \"headers\":[…]}")
     return df, parquet
+
+
+def check_text(path: str) -> None:
+    """RECORDS.jsonl is UTF-8 text, or a usage error naming the line (Spark would fail in a
+    Python worker, with its stack trace)."""
+    import codecs
+
+    decoder, line = codecs.getincrementaldecoder("utf-8")(), 1
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as e:
+                at = line + chunk.count(b"\n", 0, max(e.start, 0))
+                raise UsageError(f"--records file {path}: line {at}: not UTF-8 text ({e.reason}); give the records "
+                                 "as UTF-8 JSON lines") from None
+            line += chunk.count(b"\n")
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as e:
+        raise UsageError(f"--records file {path}: line {line}: ends inside a UTF-8 character ({e.reason})") from None
 
 
 def _check_bucket(access: Any, location: Any) -> None:
@@ -181,9 +231,12 @@ def cmd_audit(args: Any) -> int:
         redactor.add_config({k: v})
     if kafka is None and not os.path.exists(args.records):
         raise UsageError(f"--records: file not found: {args.records}")
+    if kafka is not None:
+        check_broker(args.records, kafka[0], kafka[1], kafka_options)
+    elif not args.records.endswith(".parquet") and os.path.isfile(args.records):
+        check_text(args.records)
     _check_bucket(access, location)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_dir(args.out)
 
     spark, created = _session(args.spark_master, access.hadoop_conf(), kafka=kafka is not None)
     try:

@@ -12,16 +12,18 @@ from typing import Sequence
 
 from conformance.session import InputError
 from sinkcheck.exitcodes import Exit, UsageError
+from sinkcheck.options import decode_text, out_file, warn_config
 
 
 def _read(path: str, what: str) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         raise UsageError(f"{what} file not found: {path}") from None
     except OSError as e:
         raise UsageError(f"cannot read {what} file {path}: {e.strerror}") from None
+    return decode_text(data, path, what)
 
 
 def cmd_model(args: argparse.Namespace) -> int:
@@ -29,6 +31,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     from reference_impl.model import InputError, expect, parse_puts_lines, parse_records_lines
     from reference_impl.versions import VersionError
 
+    out_file(args.out)
     try:
         cfg = parse_config(_read(args.config, "connector config"), version=args.connector_version)
     except ConfigSyntaxError as e:
@@ -37,6 +40,7 @@ def cmd_model(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.config}: {e}") from None
     except VersionError as e:
         raise UsageError(f"--connector-version: {e}") from None
+    warn_config(cfg.raw, args.config)
     puts = None
     try:
         if args.puts:
@@ -62,7 +66,11 @@ def cmd_model(args: argparse.Namespace) -> int:
         except ValueError as e:
             raise UsageError(str(e)) from None
     elif args.engine == "local":
-        exp = expect(cfg, records, puts, engine="local", jvm_zone=args.jvm_zone, existing_keys=existing)
+        try:
+            exp = expect(cfg, records, puts, engine="local", jvm_zone=args.jvm_zone, existing_keys=existing)
+        except InputError as e:  # the put schedule and the records disagree
+            raise UsageError(f"--puts {args.puts}: {e}; give a put schedule that carries at most the records "
+                             f"of {args.records}") from None
     else:
         from reference_impl.spark_engine import expect_spark, records_dataframe, spark_session
 
@@ -75,7 +83,7 @@ def cmd_model(args: argparse.Namespace) -> int:
                 exp = expect_spark(cfg, df, puts, jvm_zone=args.jvm_zone, manifest_path=args.manifest,
                                    existing_keys=existing, clustered=args.clustered)
             except InputError as e:
-                raise UsageError(str(e)) from None
+                raise UsageError(f"--puts {args.puts}: {e}" if args.puts else str(e)) from None
         finally:
             if not args.spark_master:
                 spark.stop()
@@ -93,7 +101,6 @@ def cmd_model(args: argparse.Namespace) -> int:
     if args.out == "-":
         sys.stdout.write(text)
     else:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text)
         objs = out["objects"]
@@ -112,15 +119,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from conformance.scenario import Scenario, ScenarioError
     from conformance.targets import TargetSpecError
 
-    from sinkcheck.options import check_target_spec
+    from conformance.session import model_version
+    from sinkcheck.options import check_target_spec, out_dir, validate_for_target, warn_config
 
     try:
         scenario = Scenario.load(args.scenario)
     except ScenarioError as e:
         raise UsageError(str(e)) from None
     check_target_spec(args.target, args.plugin_path, lambda m: print(m, file=sys.stderr))
-    out = Path(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
-    out.mkdir(parents=True, exist_ok=True)
+    validate_for_target(scenario.connector, args.target, model_version(args.target) or scenario.connector_version,
+                        f"{args.scenario}'s connector config")
+    warn_config(scenario.connector, args.scenario)
+    out = out_dir(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
     scenario.save(out / "scenario.json")
     print(f"replaying {args.scenario} ({len(scenario.records)} records, {len(scenario.faults)} faults) "
           f"against {args.target} ...", file=sys.stderr)

@@ -18,8 +18,8 @@ from conformance.generation import generated_scenarios
 from conformance.named_gate import GATE_SCENARIOS
 from conformance.session import (PROFILES, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
                                  selected, slug)
-from sinkcheck.options import (check_target_spec, load_connector_config, load_preflight, parse_budget, resolve_profile,
-                               resolve_props, validate_for_target)
+from sinkcheck.options import (check_target_spec, load_connector_config, load_preflight, out_dir, parse_budget,
+                               resolve_profile, resolve_props, validate_for_target)
 from sinkcheck.terminal import Terminal
 
 def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
@@ -61,14 +61,13 @@ def cmd_gate(args: Any) -> int:
         if ver and model_version(spec):
             raise UsageError(f"{spec} already names its connector version; drop --*-version for it")
         if connector is not None:
-            validate_for_target(connector, spec, model_version(spec) or ver)
+            validate_for_target(connector, spec, model_version(spec) or ver, f"--connector-config {args.connector_config}")
     props = resolve_props(args.property)
     budget = parse_budget(args.budget)
     profile, n_examples, derandomize, max_records = resolve_profile(args)
     seed = args.seed if args.seed is not None else 0  # the gate is reproducible by default
     preflight = load_preflight(args.preflight)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_dir(args.out)
     model_only = any(s.startswith("model") for _, s, _ in sides)
     scenarios = gate_scenarios(args.scenario, args.no_named)
     scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=not args.no_faults)

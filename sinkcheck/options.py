@@ -36,13 +36,70 @@ def parse_budget(text: str | None) -> float | None:
     return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
 
 
+def decode_text(data: bytes, path: str, what: str) -> str:
+    """A file's bytes as UTF-8 text; bytes that are not UTF-8 are a usage error naming the line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise UsageError(f"{what} file {path}: line {line}: byte {data[e.start:e.start + 1]!r} is not UTF-8 text "
+                         f"({e.reason}); give the file as UTF-8 text (JSON lines for records)") from None
+
+
+def out_dir(path: str, flag: str = "--out") -> Path:
+    """The directory a command writes into, created; a path that is (or lies under) a file is a
+    usage error."""
+    p = Path(path)
+    _no_file_on_the_way(p.parents, path, flag)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{flag} {path}: is a file; give a directory (it is created if missing)")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot create the directory: {e.strerror}") from None
+    return p
+
+
+def out_file(path: str, flag: str = "--out") -> None:
+    """The file a command writes ('-' is stdout): its directory is created; a directory in its
+    place, or a file on its way, is a usage error."""
+    if path == "-":
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{flag} {path}: is a directory; give a file name (e.g. {p / 'expected.json'})")
+    _no_file_on_the_way(p.parents, path, flag)
+    out_dir(str(p.parent), flag)
+
+
+def _no_file_on_the_way(parents: Sequence[Path], path: str, flag: str) -> None:
+    blocker = next((q for q in parents if q.exists() and not q.is_dir()), None)
+    if blocker is not None:
+        raise UsageError(f"{flag} {path}: lies under {blocker}, which is a file; give a path in a directory")
+
+
+_WARNED: set[str] = set()
+
+
+def warn_config(cfg: dict[str, str] | Any, source: str) -> None:
+    """reference_impl.config.config_warnings on stderr, each once per process."""
+    import sys
+
+    from reference_impl.config import config_warnings
+
+    for w in config_warnings(cfg):
+        if w not in _WARNED:
+            _WARNED.add(w)
+            print(f"warning: {source}: {w}", file=sys.stderr)
+
+
 def load_connector_config(path: str | None, flag: str = "--connector-config") -> dict[str, str] | None:
     if not path:
         return None
     from reference_impl.config import ConfigError, ConfigSyntaxError, load_config_text
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = decode_text(Path(path).read_bytes(), path, flag)
     except FileNotFoundError:
         raise UsageError(f"{flag}: file not found: {path}") from None
     except OSError as e:
@@ -57,8 +114,10 @@ def load_connector_config(path: str | None, flag: str = "--connector-config") ->
     return cfg
 
 
-def validate_for_target(cfg: dict[str, str], target: str, version: str | None) -> None:
-    """A config the connector would reject is a usage error before anything starts."""
+def validate_for_target(cfg: dict[str, str], target: str, version: str | None,
+                        what: str = "--connector-config") -> None:
+    """A config the connector (or Kafka, or Kafka Connect) would reject is a usage error before
+    anything starts; what Connect would only log is warned about, as it logs it."""
     from conformance.claims import CONFLUENT_SEMANTICS
     from conformance.connector_config import sink_config
     from conformance.targets import target_kind
@@ -71,9 +130,10 @@ def validate_for_target(cfg: dict[str, str], target: str, version: str | None) -
     try:
         sink_config(cfg, version)
     except ConfigError as e:
-        raise UsageError(f"--connector-config is rejected for {target}: {e}") from None
+        raise UsageError(f"{what} is rejected for {target}: {e}") from None
     except VersionError as e:
         raise UsageError(f"connector version: {e}") from None
+    warn_config(cfg, what)
 
 
 def load_preflight(path: str | None) -> list[dict[str, Any]] | None:

@@ -236,7 +236,11 @@ def table(checks: list[PreflightCheck]) -> str:
 
 def cmd_preflight(args: Any) -> int:
     from reports.redact import Redactor
+    from sinkcheck.options import out_file
     from sinkcheck.terminal import Terminal
+
+    if args.out:
+        out_file(args.out)
 
     term = Terminal(Redactor([os.environ.get("AWS_SECRET_ACCESS_KEY", ""), os.environ.get("AWS_ACCESS_KEY_ID", "")]))
     if not args.s3_endpoint.startswith(("http://", "https://")):
@@ -251,7 +255,6 @@ def cmd_preflight(args: Any) -> int:
     term.out(f"{'PASS' if ok == len(checks) else 'FAIL'}: {ok}/{len(checks)} S3 behaviours the verdicts rely on hold at {args.s3_endpoint}")
     if args.out:
         p = Path(args.out)
-        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(term.redactor.text(json.dumps({"format": "sinkcheck.preflight/1", "endpoint": args.s3_endpoint,
                                                     "checks": [asdict(c) for c in checks]}, indent=1)) + "\n")
         term.out(f"  json  {p}  (embed with: sinkcheck run … --preflight {p})")

@@ -17,8 +17,8 @@ from typing import Any
 from conformance.session import (FAILURES_DIR, PROFILES, Session, environment, fmt_secs, model_version, named_scenarios,
                                  own_named_scenarios, redacted_scenario, run_target, saved_failures, scenario_id, slug)
 from sinkcheck.exitcodes import Exit, UsageError
-from sinkcheck.options import (check_target_spec, examples_for, load_connector_config, load_preflight, parse_budget,
-                               resolve_profile, resolve_props, validate_for_target)
+from sinkcheck.options import (check_target_spec, examples_for, load_connector_config, load_preflight, out_dir,
+                               parse_budget, resolve_profile, resolve_props, validate_for_target)
 from sinkcheck.terminal import Terminal, exit_for, print_outcome
 
 
@@ -50,7 +50,8 @@ def cmd_run(args: Any) -> int:
     for t in targets:
         check_target_spec(t, args.plugin_path, term.err, args.connector_version)
         if connector is not None:
-            validate_for_target(connector, t, model_version(t) or args.connector_version)
+            validate_for_target(connector, t, model_version(t) or args.connector_version,
+                                    f"--connector-config {args.connector_config}")
     props = resolve_props(args.property)
     budget = parse_budget(args.budget)
     profile, n_examples, derandomize, max_records = resolve_profile(args)
@@ -65,8 +66,7 @@ def cmd_run(args: Any) -> int:
             baseline = json.loads(Path(args.baseline_results).read_text())["results"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise UsageError(f"--baseline-results {args.baseline_results}: not a sinkcheck results.json ({e})") from None
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_dir(args.out)
     failures_dir = Path(args.failures_dir)
     named = [] if args.no_named else named_scenarios(args.scenario)
     sess = Session(out, props, None if budget is None else started + budget, args.plugin_path,

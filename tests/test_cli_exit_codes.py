@@ -307,3 +307,231 @@ def test_a_failure_that_does_not_come_back_is_flaky_not_a_reproducer(tmp_path: P
     assert failed[0]["flaky"]["signature"] == ["no-loss", "lost"]
     html = (tmp_path / "out" / "report.html").read_text()
     assert "FLAKY" in html and "reproduced 0 of 2 replays" in html
+
+
+# --- a user's input mistakes: exit 4 and one message naming the input, never a traceback ------
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+CONNECTOR = json.loads((EXAMPLES / "connector.json").read_text())
+RECORDS = [json.loads(line) for line in (EXAMPLES / "records.jsonl").read_text().splitlines() if line.strip()]
+
+
+def config_file(tmp_path: Path, **changes: str) -> str:
+    p = tmp_path / "connector.json"
+    p.write_text(json.dumps({"name": "s3", "config": {**CONNECTOR["config"], **changes}}))
+    return str(p)
+
+
+def records_file(tmp_path: Path, records: list[dict[str, Any]] | None = None) -> str:
+    p = tmp_path / "records.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in (RECORDS if records is None else records)))
+    return str(p)
+
+
+def model(tmp_path: Path, *args: str, config: str | None = None, records: str | None = None) -> int:
+    return main(["model", "--config", config or str(EXAMPLES / "connector.json"),
+                 "--records", records or str(EXAMPLES / "records.jsonl"), *args])
+
+
+def usage_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err, err
+    return err
+
+
+def test_model_out_under_a_file_is_4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "f").write_text("x")
+    assert model(tmp_path, "--out", str(tmp_path / "f" / "expected.json")) == Exit.USAGE
+    assert f"lies under {tmp_path / 'f'}, which is a file" in usage_error(capsys)
+    assert model(tmp_path, "--out", str(tmp_path)) == Exit.USAGE
+    assert "is a directory" in usage_error(capsys)
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_run_out_naming_a_file_is_4(tmp_path: Path, capsys: pytest.CaptureFixture[str], under: bool) -> None:
+    (tmp_path / "f").write_text("x")
+    out = tmp_path / "f" / "sub" if under else tmp_path / "f"
+    assert main(["run", "--target", spec(PassingTarget), *CHEAP, "--out", str(out)]) == Exit.USAGE
+    assert ("which is a file" if under else "is a file; give a directory") in usage_error(capsys)
+
+
+def test_records_with_binary_garbage_are_4_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bin.jsonl"
+    bad.write_bytes((EXAMPLES / "records.jsonl").read_bytes() + b"\xff\xfe\x00garbage\n")
+    assert model(tmp_path, "--out", "-", records=str(bad)) == Exit.USAGE
+    assert f"{bad}: line 10: byte b'\\xff' is not UTF-8 text" in usage_error(capsys)
+
+
+def test_a_put_schedule_carrying_more_records_than_given_is_4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    puts = tmp_path / "puts.jsonl"
+    puts.write_text("".join(json.dumps({"at": 1714557605000 + i, "count": 5}) + "\n" for i in range(5)))
+    assert model(tmp_path, "--puts", str(puts), "--out", "-") == Exit.USAGE
+    assert f"--puts {puts}: the put schedule carries 25 records but only 9 were given" in usage_error(capsys)
+
+
+def saved_scenario(tmp_path: Path, **changes: Any) -> Path:
+    from conformance.session import named_scenarios
+
+    doc = named_scenarios(["rotate-interval-table"])[0].to_json()
+    for k, v in changes.items():
+        if k == "config":
+            doc["connector"]["config"].update(v)
+        else:
+            doc[k] = v
+    p = tmp_path / "scenario.json"
+    p.write_text(json.dumps(doc))
+    return p
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("fault", "faults[0]: unknown fault kind 'explode'"),
+    ("config", "connector config is rejected for pysink"),
+    ("binary", "is not UTF-8 text"),
+    ("both-topics", "topics and topics.regex are mutually exclusive options, but both are set."),
+    ("topic", "Topic name is invalid: 'a/../b' contains one or more characters other than ASCII alphanumerics"),
+])
+def test_replay_of_a_scenario_it_cannot_play_is_4(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str,
+                                                  expected: str) -> None:
+    if case == "fault":
+        p = saved_scenario(tmp_path, faults=[{"after": 1, "kind": "explode", "params": {}}])
+    elif case == "config":
+        p = saved_scenario(tmp_path, config={"flush.size": "abc"})
+    elif case == "both-topics":
+        p = saved_scenario(tmp_path, config={"topics": "events", "topics.regex": "ev.*"})
+    elif case == "topic":
+        p = saved_scenario(tmp_path, topics={"a/../b": 1})
+    else:
+        p = tmp_path / "scenario.json"
+        p.write_bytes(b"\x00\xff\xfe\x89PNG garbage\x80")
+    assert main(["replay", str(p), "--out", str(tmp_path / "replay")]) == Exit.USAGE
+    assert expected in usage_error(capsys)
+
+
+def test_audit_of_an_unreachable_broker_is_4_within_seconds(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import sinkcheck.audit_cmd as audit_cmd
+
+    monkeypatch.setattr(audit_cmd, "BROKER_WAIT_S", 1.0)
+    monkeypatch.setattr(audit_cmd.check_broker, "__defaults__", (1.0,))
+    started = time.monotonic()
+    assert main(["audit", "--records", "kafka://127.0.0.1:1/t", "--bucket", "s3://bucket/p",
+                 "--config", str(EXAMPLES / "connector.json"), "--out", str(tmp_path / "audit")]) == Exit.USAGE
+    assert time.monotonic() - started < 15
+    assert "no Kafka broker answered at 127.0.0.1:1 within 1 s" in usage_error(capsys)
+
+
+def test_audit_records_with_binary_garbage_are_4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bin.jsonl"
+    bad.write_bytes(b'{"topic": "orders"}\n\x80\n')
+    assert main(["audit", "--records", str(bad), "--bucket", "s3://bucket/p",
+                 "--config", str(EXAMPLES / "connector.json"), "--out", str(tmp_path / "audit")]) == Exit.USAGE
+    assert f"{bad}: line 2: not UTF-8 text" in usage_error(capsys)
+
+
+# --- what Kafka or Kafka Connect refuses, refused the same way in every command ---------------
+
+@pytest.mark.parametrize("changes,expected", [
+    ({"topics.regex": "ord.*"}, "topics and topics.regex are mutually exclusive options, but both are set."),
+    ({"topics": "orders/../x"}, "Topic name is invalid: 'orders/../x' contains one or more characters"),
+    ({"topics": "orders,.."}, "Topic name is invalid: '..' is not allowed"),
+    ({"topics": "ord ers"}, "Topic name is invalid: 'ord ers'"),
+    ({"topics": "ordérs🙂"}, "other than ASCII alphanumerics, '.', '_' and '-'"),
+    ({"topics": "o" * 250}, "longer than the max allowed length 249"),
+    ({"value.converter": "io.confluent.connect.avro.AvroConverter",
+      "value.converter.schema.registry.url": "http://127.0.0.1:8081"},
+     "a converter that needs a schema registry (Avro, Protobuf, JSON Schema) is out of scope"),
+])
+@pytest.mark.parametrize("command", ["model", "run"])
+def test_configs_kafka_connect_refuses_are_4_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        changes: dict[str, str], expected: str, command: str) -> None:
+    cfg = config_file(tmp_path, **changes)
+    if command == "model":
+        assert model(tmp_path, "--out", "-", config=cfg) == Exit.USAGE
+    else:
+        assert run(tmp_path, "--target", "model@12.1.9", "--connector-config", cfg, *CHEAP) == Exit.USAGE
+    assert expected in usage_error(capsys)
+
+
+@pytest.mark.parametrize("change,expected", [
+    ("topic", "line 1: Topic name is invalid: 'or ders'"),
+    ("duplicate", "line 4: offset 2 repeats offset 2 in orders-0"),
+    ("backwards", "line 5: offset 3 goes back from offset 4 in orders-0"),
+])
+def test_records_kafka_could_not_have_given_are_4(tmp_path: Path, capsys: pytest.CaptureFixture[str], change: str,
+                                                  expected: str) -> None:
+    recs = [dict(r) for r in RECORDS]
+    if change == "topic":
+        recs = [dict(r, topic="or ders") for r in recs]
+    elif change == "duplicate":
+        recs.insert(3, dict(recs[2]))
+    else:
+        recs[3], recs[4] = recs[4], recs[3]
+    assert model(tmp_path, "--out", "-", records=records_file(tmp_path, recs)) == Exit.USAGE
+    assert expected in usage_error(capsys)
+
+
+def test_a_scenario_record_whose_offset_goes_back_is_refused() -> None:
+    from conformance.scenario import Scenario, ScenarioError
+
+    sc = saved_scenario_doc()
+    sc["records"][0]["offset"], sc["records"][1]["offset"] = 5, 5
+    with pytest.raises(ScenarioError, match=r"records\[1\]: offset 5 does not go forward from 5"):
+        Scenario.from_json(sc)
+
+
+def saved_scenario_doc() -> dict[str, Any]:
+    from conformance.session import named_scenarios
+
+    return named_scenarios(["rotate-interval-table"])[0].to_json()
+
+
+@pytest.mark.parametrize("command", ["model", "run"])
+def test_a_connector_version_the_model_has_no_profile_for_is_4(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               command: str) -> None:
+    if command == "model":
+        assert model(tmp_path, "--connector-version", "99.0.0", "--out", "-") == Exit.USAGE
+    else:
+        assert run(tmp_path, "--target", "model@99.0.0", *CHEAP) == Exit.USAGE
+    err = usage_error(capsys)
+    assert "no profile for connector 99.0.0" in err and "12.1.x" in err and "10.6.x" in err
+
+
+def test_an_unknown_property_is_warned_about_once_as_connect_logs_it(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = config_file(tmp_path, **{"flush.sise": "3", "value.converter.schemas.enable": "false",
+                                   "transforms.x.type": "y", "consumer.override.max.poll.records": "5"})
+    assert model(tmp_path, "--out", str(tmp_path / "expected.json"), config=cfg) == Exit.OK
+    err = capsys.readouterr().err
+    assert err.count("The configuration 'flush.sise' was supplied but isn't a known config.") == 1
+    assert err.count("was supplied but isn't a known config") == 1  # Connect's own keys are known
+    from sinkcheck import options
+
+    options._WARNED.clear()
+    assert run(tmp_path, "--target", "model@12.1.9", "--target", "model@10.6.3", "--connector-config", cfg,
+               *CHEAP) == Exit.OK
+    assert capsys.readouterr().err.count("'flush.sise' was supplied") == 1
+
+
+def test_a_config_with_a_utf8_bom_is_read_as_connect_reads_it(tmp_path: Path) -> None:
+    cfg = tmp_path / "bom.json"
+    cfg.write_text(json.dumps(CONNECTOR), encoding="utf-8-sig")
+    assert model(tmp_path, "--out", str(tmp_path / "a.json"), config=str(cfg)) == Exit.OK
+    assert model(tmp_path, "--out", str(tmp_path / "b.json")) == Exit.OK
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+
+
+def test_an_unclosed_quote_in_path_format_is_literal_text_as_in_joda(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Joda's DateTimeFormat.parseToken never checks that a quote closes (R6.3): the rest of the
+    pattern is text. The model does the same and warns; an illegal letter fails the tasks."""
+    timed = {"partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+             "partition.duration.ms": "3600000"}
+    assert model(tmp_path, "--out", str(tmp_path / "e.json"),
+                 config=config_file(tmp_path, **timed, **{"path.format": "'year=YYYY"})) == Exit.OK
+    assert "a quote that is never closed" in usage_error(capsys)
+    keys = {o["key"] for o in json.loads((tmp_path / "e.json").read_text())["objects"]}
+    assert keys and all(k.startswith("topics/orders/year=YYYY/") for k in keys), keys
+    assert model(tmp_path, "--out", str(tmp_path / "q.json"),
+                 config=config_file(tmp_path, **timed, **{"path.format": "'q'=QQ"})) == Exit.OK
+    fail = json.loads((tmp_path / "q.json").read_text())["task_failure"]
+    assert fail and "Illegal pattern component: QQ" in fail["message"], fail
