@@ -18,8 +18,8 @@ from conformance.generation import generated_scenarios
 from conformance.named_gate import GATE_SCENARIOS
 from conformance.session import (PROFILES, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
                                  selected, slug)
-from sinkcheck.options import (check_target_spec, load_connector_config, load_preflight, out_dir, parse_budget,
-                               resolve_profile, resolve_props, validate_for_target)
+from sinkcheck.options import (check_connector_version, check_target_spec, load_connector_config, load_preflight, out_dir,
+                               parse_budget, resolve_profile, resolve_props, validate_for_target)
 from sinkcheck.terminal import Terminal
 
 def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
@@ -56,7 +56,8 @@ def cmd_gate(args: Any) -> int:
                  "candidate": load_overrides(args.candidate_config, "--candidate-config")}
     redactor = Redactor.from_configs(connector, *overrides.values())
     term = Terminal(redactor)
-    for _, spec, ver in sides:
+    for side, spec, ver in sides:
+        check_connector_version(ver, f"--{side}-version")
         check_target_spec(spec, args.plugin_path, term.err, ver)
         if ver and model_version(spec):
             raise UsageError(f"{spec} already names its connector version; drop --*-version for it")

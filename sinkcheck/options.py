@@ -23,6 +23,18 @@ def check_target_spec(spec: str, plugin_path: Sequence[str] = (), progress: Any 
         raise UsageError(str(e)) from None
 
 
+def check_connector_version(version: str | None, flag: str = "--connector-version") -> None:
+    """A version the model has no profile for is a usage error before anything starts."""
+    if version is None:
+        return
+    from reference_impl.versions import VersionError, known_version
+
+    try:
+        known_version(version)
+    except VersionError as e:
+        raise UsageError(f"{flag} {version}: {e}") from None
+
+
 def parse_budget(text: str | None) -> float | None:
     """'10m', '90s', '1h30m', '45' (seconds) -> seconds; None -> no budget."""
     if text is None:

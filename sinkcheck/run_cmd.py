@@ -17,7 +17,7 @@ from typing import Any
 from conformance.session import (FAILURES_DIR, PROFILES, Session, environment, fmt_secs, model_version, named_scenarios,
                                  own_named_scenarios, redacted_scenario, run_target, saved_failures, scenario_id, slug)
 from sinkcheck.exitcodes import Exit, UsageError
-from sinkcheck.options import (check_target_spec, examples_for, load_connector_config, load_preflight, out_dir,
+from sinkcheck.options import (check_connector_version, check_target_spec, examples_for, load_connector_config, load_preflight, out_dir,
                                parse_budget, resolve_profile, resolve_props, validate_for_target)
 from sinkcheck.terminal import Terminal, exit_for, print_outcome
 
@@ -47,6 +47,7 @@ def cmd_run(args: Any) -> int:
     redactor = Redactor.from_configs(connector)
     term = Terminal(redactor)
     targets = args.target or ["pysink"]
+    check_connector_version(args.connector_version)
     for t in targets:
         check_target_spec(t, args.plugin_path, term.err, args.connector_version)
         if connector is not None:

@@ -485,13 +485,18 @@ def saved_scenario_doc() -> dict[str, Any]:
     return named_scenarios(["rotate-interval-table"])[0].to_json()
 
 
-@pytest.mark.parametrize("command", ["model", "run"])
+@pytest.mark.parametrize("command", ["model", "run-target", "run", "gate"])
 def test_a_connector_version_the_model_has_no_profile_for_is_4(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                command: str) -> None:
     if command == "model":
         assert model(tmp_path, "--connector-version", "99.0.0", "--out", "-") == Exit.USAGE
-    else:
+    elif command == "run-target":
         assert run(tmp_path, "--target", "model@99.0.0", *CHEAP) == Exit.USAGE
+    elif command == "run":
+        assert run(tmp_path, "--target", spec(PassingTarget), "--connector-version", "99.0.0", *CHEAP) == Exit.USAGE
+    else:
+        assert main(["gate", "--baseline", spec(PassingTarget), "--candidate", spec(PassingTarget),
+                     "--candidate-version", "99.0.0", "--out", str(tmp_path / "gate")]) == Exit.USAGE
     err = usage_error(capsys)
     assert "no profile for connector 99.0.0" in err and "12.1.x" in err and "10.6.x" in err
 
