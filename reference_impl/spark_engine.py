@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from reference_impl.config import SinkConfig
+from reference_impl.config_keys import invalid_topic_reason
 from reference_impl.connect_data import SinkRecord
 from reference_impl.expectation import (
     ExpectedObject,
@@ -141,6 +142,25 @@ def records_dataframe(spark, path: str):
     if "seq" not in df.columns:
         df = df.withColumn("seq", F.lit(None).cast("long"))
     return df.select(*[c.split()[0] for c in RECORD_DDL.split(", ")])
+
+
+def records_problem(df) -> str | None:
+    """What Kafka could not have given in a record DataFrame (a topic no topic can be, an
+    offset twice in one topic-partition), or None: the same rules parse_records_lines applies
+    to a local model's input, here over the whole dump."""
+    from pyspark.sql import functions as F
+
+    for (topic,) in df.select("topic").distinct().collect():
+        reason = invalid_topic_reason(topic or "")
+        if reason:
+            return f"{reason}; fix the records' topic"
+    twice = (df.groupBy("topic", "partition", "offset").count().filter(F.col("count") > 1)
+             .select("topic", "partition", "offset").limit(1).collect())
+    if twice:
+        t, p, o = twice[0]
+        return (f"offset {o} of {t}-{p} is there more than once: Kafka gives each topic-partition's records once, "
+                "each at its own offset; remove the copies")
+    return None
 
 
 def records_to_dataframe(spark, records: Sequence[SinkRecord] | Sequence[dict[str, Any]]):

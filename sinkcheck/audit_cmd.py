@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sinkcheck.exitcodes import Exit, UsageError
+from sinkcheck.options import check_utf8, out_dir
 
 
 def _connector(path: str, version: str | None, bucket: str) -> tuple[dict[str, str], Any]:
@@ -108,7 +109,7 @@ def _records(spark: Any, source: str, kafka: tuple[str, list[str]] | None = None
     Returns (records, laid out per topic-partition in offset order)."""
     from pyspark.errors import AnalysisException
 
-    from reference_impl.spark_engine import records_dataframe
+    from reference_impl.spark_engine import records_dataframe, records_problem
 
     if kafka is not None:
         try:
@@ -139,28 +140,10 @@ def _records(spark: Any, source: str, kafka: tuple[str, list[str]] | None = None
         raise UsageError(f"--records {source}: {bad} records lack topic, partition or offset (malformed lines?); "
                          "each record is {\"topic\":…, \"partition\":…, \"offset\":…, \"timestamp\":…, \"key\":…, "
                          "\"value\":…, \"headers\":[…]}")
+    problem = records_problem(df)
+    if problem:
+        raise UsageError(f"--records {source}: {problem}")
     return df, parquet
-
-
-def check_text(path: str) -> None:
-    """RECORDS.jsonl is UTF-8 text, or a usage error naming the line (Spark would fail in a
-    Python worker, with its stack trace)."""
-    import codecs
-
-    decoder, line = codecs.getincrementaldecoder("utf-8")(), 1
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            try:
-                decoder.decode(chunk)
-            except UnicodeDecodeError as e:
-                at = line + chunk.count(b"\n", 0, max(e.start, 0))
-                raise UsageError(f"--records file {path}: line {at}: not UTF-8 text ({e.reason}); give the records "
-                                 "as UTF-8 JSON lines") from None
-            line += chunk.count(b"\n")
-    try:
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError as e:
-        raise UsageError(f"--records file {path}: line {line}: ends inside a UTF-8 character ({e.reason})") from None
 
 
 def _check_bucket(access: Any, location: Any) -> None:
@@ -214,6 +197,7 @@ def cmd_audit(args: Any) -> int:
         location = BucketLocation.parse(args.bucket)
     except AuditInputError as e:
         raise UsageError(str(e)) from None
+    out = out_dir(args.out)
     raw, cfg = _connector(args.config, args.connector_version, location.bucket)
     try:
         access = S3Access.resolve(raw, args.s3_endpoint)
@@ -234,9 +218,8 @@ def cmd_audit(args: Any) -> int:
     if kafka is not None:
         check_broker(args.records, kafka[0], kafka[1], kafka_options)
     elif not args.records.endswith(".parquet") and os.path.isfile(args.records):
-        check_text(args.records)
+        check_utf8(args.records, "--records")
     _check_bucket(access, location)
-    out = out_dir(args.out)
 
     spark, created = _session(args.spark_master, access.hadoop_conf(), kafka=kafka is not None)
     try:

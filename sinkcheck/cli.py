@@ -12,7 +12,7 @@ from typing import Sequence
 
 from conformance.session import InputError
 from sinkcheck.exitcodes import Exit, UsageError
-from sinkcheck.options import decode_text, out_file, warn_config
+from sinkcheck.options import check_utf8, decode_text, out_file, warn_config
 
 
 def _read(path: str, what: str) -> str:
@@ -72,13 +72,18 @@ def cmd_model(args: argparse.Namespace) -> int:
             raise UsageError(f"--puts {args.puts}: {e}; give a put schedule that carries at most the records "
                              f"of {args.records}") from None
     else:
-        from reference_impl.spark_engine import expect_spark, records_dataframe, spark_session
+        from reference_impl.spark_engine import expect_spark, records_dataframe, records_problem, spark_session
 
         if not os.path.exists(args.records):
             raise UsageError(f"records file not found: {args.records}")
+        if os.path.isfile(args.records) and not args.records.endswith(".parquet"):
+            check_utf8(args.records, "--records")
         spark = spark_session(args.spark_master)
         try:
             df = records_dataframe(spark, args.records)
+            problem = records_problem(df)
+            if problem:
+                raise UsageError(f"--records {args.records}: {problem}")
             try:
                 exp = expect_spark(cfg, df, puts, jvm_zone=args.jvm_zone, manifest_path=args.manifest,
                                    existing_keys=existing, clustered=args.clustered)
@@ -120,7 +125,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from conformance.targets import TargetSpecError
 
     from conformance.session import model_version
-    from sinkcheck.options import check_target_spec, out_dir, validate_for_target, warn_config
+    from sinkcheck.options import check_target_spec, out_dir, validate_for_target
 
     try:
         scenario = Scenario.load(args.scenario)
@@ -129,7 +134,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
     check_target_spec(args.target, args.plugin_path, lambda m: print(m, file=sys.stderr))
     validate_for_target(scenario.connector, args.target, model_version(args.target) or scenario.connector_version,
                         f"{args.scenario}'s connector config")
-    warn_config(scenario.connector, args.scenario)
     out = out_dir(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
     scenario.save(out / "scenario.json")
     print(f"replaying {args.scenario} ({len(scenario.records)} records, {len(scenario.faults)} faults) "

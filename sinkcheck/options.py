@@ -58,6 +58,27 @@ def decode_text(data: bytes, path: str, what: str) -> str:
                          f"({e.reason}); give the file as UTF-8 text (JSON lines for records)") from None
 
 
+def check_utf8(path: str, flag: str) -> None:
+    """A records file Spark reads is UTF-8 text, or a usage error naming the line (Spark would
+    fail in a Python worker, with its stack trace); read in chunks, whatever its size."""
+    import codecs
+
+    decoder, line = codecs.getincrementaldecoder("utf-8")(), 1
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as e:
+                at = line + chunk.count(b"\n", 0, max(e.start, 0))
+                raise UsageError(f"{flag} file {path}: line {at}: not UTF-8 text ({e.reason}); give the records "
+                                 "as UTF-8 JSON lines") from None
+            line += chunk.count(b"\n")
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{flag} file {path}: line {line}: ends inside a UTF-8 character ({e.reason})") from None
+
+
 def out_dir(path: str, flag: str = "--out") -> Path:
     """The directory a command writes into, created; a path that is (or lies under) a file is a
     usage error."""

@@ -355,6 +355,19 @@ def test_run_out_naming_a_file_is_4(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert ("which is a file" if under else "is a file; give a directory") in usage_error(capsys)
 
 
+@pytest.mark.parametrize("command", ["replay", "gate", "audit", "preflight"])
+def test_every_out_under_a_file_is_4(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    (tmp_path / "f").write_text("x")
+    out = str(tmp_path / "f" / "out")
+    args = {"replay": ["replay", str(saved_scenario(tmp_path))],
+            "gate": ["gate", "--baseline", spec(PassingTarget), "--candidate", spec(PassingTarget), *CHEAP],
+            "audit": ["audit", "--records", str(EXAMPLES / "records.jsonl"), "--bucket", "s3://bucket/p",
+                      "--config", str(EXAMPLES / "connector.json"), "--s3-endpoint", "http://127.0.0.1:1"],
+            "preflight": ["preflight", "--s3-endpoint", "http://127.0.0.1:1"]}[command]
+    assert main([*args, "--out", out]) == Exit.USAGE
+    assert f"--out {out}: lies under {tmp_path / 'f'}, which is a file" in usage_error(capsys)
+
+
 def test_records_with_binary_garbage_are_4_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bin.jsonl"
     bad.write_bytes((EXAMPLES / "records.jsonl").read_bytes() + b"\xff\xfe\x00garbage\n")
