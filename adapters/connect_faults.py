@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from adapters.observation import FaultEvent
 from adapters.supervisor import ConnectWorker, now_ms, wait_until
-from adapters.target import Fault, TargetError
+from adapters.target import Fault, TargetError, UnsupportedFault
 
 FAULTS = ("crash", "kill-worker", "pause", "resume", "pause-worker", "add-worker", "remove-worker", "rebalance",
           "update-config", "restart-task", "restart-connector", "lose-offset-commit")
@@ -169,7 +169,7 @@ class ConnectFaults:
             restart_from = self._lose_offset_commit()
             detail = f"connector stopped, its group's offsets set back to {restart_from} (KIP-875), resumed"
         else:
-            raise TargetError(f"fault {kind!r} is not supported by the Kafka Connect target; supported: "
+            raise UnsupportedFault(f"fault {kind!r} is not supported by the Kafka Connect target; supported: "
                               f"{', '.join(FAULTS)}")
         with self._lock:
             self.obs.faults.append(FaultEvent(asked, params, True, t0, now_ms(), detail, restart_from=restart_from))

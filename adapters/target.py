@@ -52,6 +52,10 @@ class TargetError(RuntimeError):
     """The target could not do what was asked (a process did not start, a wait ran out)."""
 
 
+class UnsupportedFault(TargetError):
+    """A fault kind this target cannot apply: the scenario asks what the target does not offer."""
+
+
 class Target(abc.ABC):
     """A sink under test. Call order: start, then produce/apply_fault/wait_until_quiet any
     number of times, then observe, then stop. `stop` must be safe to call at any point and

@@ -119,6 +119,7 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from adapters.target import UnsupportedFault
     from conformance.pytest_plugin import failure_block
     from conformance.runner import run_scenario
     from conformance.scenario import Scenario, ScenarioError
@@ -142,6 +143,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         result = run_scenario(scenario, args.target, out, plugin_path=args.plugin_path)
     except (TargetSpecError, ScenarioError) as e:
         raise UsageError(str(e)) from None
+    except UnsupportedFault as e:
+        raise UsageError(f"{args.scenario}: {e}; replay it on a target that applies it (--target), or remove "
+                         "the step from the file") from None
     sets = [(result.claim, result.verdicts)] + list(getattr(result, "other_claims", []))
     for claim, verdicts in sets:
         if len(sets) > 1:  # a target with several claims (Spark: through its log, and a raw listing)

@@ -398,6 +398,7 @@ def saved_scenario(tmp_path: Path, **changes: Any) -> Path:
 
 @pytest.mark.parametrize("case,expected", [
     ("fault", "faults[0]: unknown fault kind 'explode'"),
+    ("unsupported", "fault 'kill-worker' is not supported by the Python sink"),
     ("config", "connector config is rejected for pysink"),
     ("binary", "is not UTF-8 text"),
     ("both-topics", "topics and topics.regex are mutually exclusive options, but both are set."),
@@ -405,8 +406,9 @@ def saved_scenario(tmp_path: Path, **changes: Any) -> Path:
 ])
 def test_replay_of_a_scenario_it_cannot_play_is_4(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str,
                                                   expected: str) -> None:
-    if case == "fault":
-        p = saved_scenario(tmp_path, faults=[{"after": 1, "kind": "explode", "params": {}}])
+    if case in ("fault", "unsupported"):
+        kind = "explode" if case == "fault" else "kill-worker"
+        p = saved_scenario(tmp_path, faults=[{"after": 1, "kind": kind, "params": {}}])
     elif case == "config":
         p = saved_scenario(tmp_path, config={"flush.size": "abc"})
     elif case == "both-topics":

@@ -36,7 +36,7 @@ from adapters.pysink.sink import (Clock, InProcessSink, ManualClock, SinkConfigE
                                   wall_clock)
 from adapters.pysink.variants import task_class
 from adapters.supervisor import now_ms
-from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
+from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo, UnsupportedFault
 
 FAULTS = ("crash", "restart", "restart-task", "rebalance", "pause", "resume", "update-config")
 ACCESS_KEY, SECRET_KEY, REGION = "sinkcheck", "sinkcheck-secret", "us-east-1"
@@ -270,7 +270,7 @@ class PySinkTarget(Target):
     def apply_fault(self, fault: Fault) -> None:
         kind, params = fault.kind, dict(fault.params)
         if kind not in FAULTS:
-            raise TargetError(f"fault {kind!r} is not supported by the Python sink; supported: {', '.join(FAULTS)}")
+            raise UnsupportedFault(f"fault {kind!r} is not supported by the Python sink; supported: {', '.join(FAULTS)}")
         assert self.sink is not None
         at = self._now()
         old = self.sink

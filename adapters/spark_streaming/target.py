@@ -39,7 +39,7 @@ from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetS
                                   QuietWatch, StatusSample)
 from adapters.spark_streaming.logs import METADATA_DIR, CheckpointState, read_checkpoint, read_metadata_log
 from adapters.supervisor import ManagedProcess, now_ms, tail, wait_until
-from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo
+from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo, UnsupportedFault
 
 FAULTS = ("crash",)
 ACCESS_KEY, SECRET_KEY, REGION = "sinkcheck", "sinkcheck-secret", "us-east-1"
@@ -284,7 +284,7 @@ class SparkStreamingTarget(Target):
     def apply_fault(self, fault: Fault) -> None:
         kind, params = fault.kind, dict(fault.params)
         if kind not in FAULTS:
-            raise TargetError(f"fault {kind!r} is not supported by the Spark Structured Streaming target; "
+            raise UnsupportedFault(f"fault {kind!r} is not supported by the Spark Structured Streaming target; "
                               f"supported: {', '.join(FAULTS)}")
         if self.proc is None:
             raise TargetError("crash before start: the query is not running")
