@@ -551,6 +551,8 @@ def test_an_unclosed_quote_in_path_format_is_literal_text_as_in_joda(tmp_path: P
     assert "a quote that is never closed" in usage_error(capsys)
     keys = {o["key"] for o in json.loads((tmp_path / "e.json").read_text())["objects"]}
     assert keys and all(k.startswith("topics/orders/year=YYYY/") for k in keys), keys
+    assert run(tmp_path, "--target", "pysink", "--target", "model@12.1.9", "--connector-config",
+               config_file(tmp_path, **timed, **{"path.format": "'year=YYYY"}), *CHEAP) == Exit.OK
     assert model(tmp_path, "--out", str(tmp_path / "q.json"),
                  config=config_file(tmp_path, **timed, **{"path.format": "'q'=QQ"})) == Exit.OK
     fail = json.loads((tmp_path / "q.json").read_text())["task_failure"]

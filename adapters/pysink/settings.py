@@ -30,8 +30,9 @@ def joda_formatter(pattern: str) -> Callable[[dt.datetime], str]:
         c = pattern[i]
         if c == "'":
             j = pattern.find("'", i + 1)
-            if j < 0:
-                raise SinkConfigError(f"path.format={pattern!r}: unterminated quote")
+            if j < 0:  # Joda never checks a quote closes: the rest of the pattern is text
+                out.append(pattern[i + 1:])
+                break
             out.append(pattern[i + 1:j] if j > i + 1 else "'")
             i = j + 1
             continue
