@@ -241,6 +241,24 @@ def test_bad_input_exits_4_naming_what_is_wrong(case, creds, tmp_path, capsys, c
     assert time.monotonic() - started < 30  # no S3A retrying for minutes
 
 
+@pytest.mark.parametrize("change, message", [
+    ("copy", f"offset 4 of {TOPIC}-1 is there more than once"),
+    ("topic", "Topic name is invalid: 'ev ents' contains one or more characters other than ASCII alphanumerics"),
+])
+def test_records_kafka_could_not_have_given_are_4(case, spark, creds, tmp_path, capsys, change, message):
+    records = _records()
+    if change == "copy":
+        records.append(next(r for r in records if r["partition"] == 1 and r["offset"] == 4))
+    else:
+        records[0]["topic"] = "ev ents"
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, _ = _audit(case, CLEAN, tmp_path / "out", records=str(path))
+    assert code == 4
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
 def test_s3_credentials_come_as_a_pair_from_one_place():
     from conformance.audit import AuditInputError, S3Access
 
