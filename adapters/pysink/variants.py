@@ -18,7 +18,7 @@ from adapters.pysink.encoding import gzip_stream, value_key
 from adapters.pysink.log import TP, LogRecord
 from adapters.pysink.settings import SinkSettings
 from adapters.pysink.sink import SinkInstance, SinkTask
-from adapters.pysink.timestamps import time_bucket, utc_offset_ms
+from adapters.pysink.timestamps import _local_to_utc, parse_iso_ms, time_bucket, utc_offset_ms
 from adapters.pysink.writer import OpenFile, Writer
 
 
@@ -90,6 +90,45 @@ class DstFixedOffset(Writer):
         return s.path(dt.datetime.fromtimestamp(time_bucket(ts, s.duration_ms, self.fixed_tz) / 1000, self.fixed_tz))
 
 
+class FloorBuckets(Writer):
+    """Floors time buckets with floor division, so an instant before 1970 lands one bucket
+    earlier than the connector's Java division, which truncates toward zero (R6.3)."""
+
+    def time_partition(self, ts: int) -> str:
+        s = self.s
+        assert s.path is not None
+        local = ts + utc_offset_ms(ts, s.tz)
+        start = _local_to_utc(local // s.duration_ms * s.duration_ms, s.tz)
+        return s.path(dt.datetime.fromtimestamp(start / 1000, s.tz))
+
+
+class NaiveIsoInZone(Writer):
+    """Reads a RecordField ISO string without an offset in the connector's `timezone`, where the
+    connector reads it in the JVM's default zone (R6.5)."""
+
+    def extract(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, tomb: bool, now: int) -> int | None:
+        ts = super().extract(rec, schema, payload, has_schema, tomb, now)
+        if tomb or self.s.extractor != "RecordField" or ts is None:
+            return ts
+        raw: Any = payload
+        for step in self.s.ts_field.split("."):
+            raw = raw.get(step) if isinstance(raw, dict) else None
+        if isinstance(raw, str) and not raw.lstrip("-").isdigit() and _offsetless(raw):
+            return _local_to_utc(ts, self.s.tz)
+        return ts
+
+
+def _offsetless(text: str) -> bool:
+    """An ISO date-time that names no offset (a date alone names none either)."""
+    if "T" not in text:
+        return True
+    try:
+        parse_iso_ms(text + "Z")
+        return True
+    except ValueError:
+        return False
+
+
 # --- rotation ------------------------------------------------------------------------------------
 
 class RotateOnWallclock(Writer):
@@ -121,6 +160,26 @@ class NoPartitionChangeRotation(Writer):
 
     def partition_changed(self, ep: str | None) -> bool:
         return False
+
+
+class ScheduleFromFileOpen(Writer):
+    """Counts rotate.schedule.interval.ms from when a file opened, where the connector aligns the
+    boundaries to local midnight of `timezone` plus k x interval (R3.4)."""
+
+    def record_written(self, rec: LogRecord, now: int) -> None:
+        if self.count == 1 and self.s.schedule_ms > 0:
+            self.next_rotation = now + self.s.schedule_ms
+
+
+class BaseTimeKeptOnSize(Writer):
+    """Keeps the rotate.interval.ms base record time across a flush.size rotation, where every
+    rotation clears it (R3.1 step 4, R3.2)."""
+
+    def commit(self, now: int, timed: bool) -> None:
+        base, by_size = self.base_ts, self.count >= self.s.flush_size
+        super().commit(now, timed)
+        if by_size:
+            self.base_ts = base
 
 
 class UnstableBoundaries(Writer):
@@ -331,6 +390,10 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "decimal-always-base64": _writing_with(DecimalAlwaysBase64),
     "error-200-ignored": _writing_with(Error200Ignored),
     "field-slash-escaped": _writing_with(FieldSlashEscaped),
+    "floor-buckets": _writing_with(FloorBuckets),
+    "naive-iso-in-zone": _writing_with(NaiveIsoInZone),
+    "schedule-from-file-open": _writing_with(ScheduleFromFileOpen),
+    "base-time-kept-on-size": _writing_with(BaseTimeKeptOnSize),
 }
 
 
