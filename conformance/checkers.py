@@ -159,6 +159,15 @@ def _sibling(key: str) -> bool:
 _INTERNAL_DIRS = {"_spark_metadata", "_temporary", "_checkpoint"}
 
 
+def _committed_past(d: RunData, obj: S3Object) -> bool:
+    """Whether the sink's committed offset has passed the first record of `obj`."""
+    offs = d.offsets_of(obj)
+    if not offs:
+        return True
+    (topic, partition), first = min(offs, key=lambda t: t[1])
+    return d.observation.final_offsets.get(f"{topic}-{partition}", 0) > first
+
+
 def _sink_internal(key: str) -> bool:
     """A sink's own file, never data: in one of _INTERNAL_DIRS, a directory marker (`dir/`),
     `_SUCCESS`, or a hidden temporary/checksum file (`.name.tmp`, `.name.crc`)."""
@@ -445,8 +454,11 @@ def contents(d: RunData) -> Verdict:
             if sk is None:
                 continue
             if sk not in listed:
-                if task_died:
-                    continue  # a dead task leaves a file set half committed (R11.1: not atomic)
+                if task_died or not _committed_past(d, obj):
+                    # a dead task leaves a file set half committed (R11.1: not atomic); a set cut
+                    # by a retriable error is written again whole once its records come round
+                    # (R1.5), which an open tail after quiet still waits for
+                    continue
                 w.append(Witness("missing-sibling", keys=(obj.key, sk), expected=sk, observed=None,
                                  explanation=f"the data file's {view} object is not in the bucket beside its value "
                                              "object after quiet (R11.1)"))
