@@ -182,6 +182,49 @@ class BaseTimeKeptOnSize(Writer):
             self.base_ts = base
 
 
+class NoIdleScheduleReset(Writer):
+    """Leaves a scheduled boundary that passed while no record was written where it was, so the
+    first record after an idle spell is flushed alone (R3.5, the fix of issue #359)."""
+
+    stale = False
+
+    def write(self, now: int) -> None:
+        self.stale = self.next_rotation is not None and self.count == 0 and now >= self.next_rotation
+        super().write(now)
+
+    def rotate_on_time(self, ep: str | None, ts: int | None, now: int) -> tuple[bool, bool]:
+        if self.stale and self.count > 0:
+            self.stale = False
+            return True, True
+        return super().rotate_on_time(ep, ts, now)
+
+
+class IntervalAbsDifference(Writer):
+    """Measures rotate.interval.ms as the distance from the base record time either way, so a
+    late record rotates too (R3.2: an older record gives a negative difference and never does)."""
+
+    def interval_elapsed(self, ts: int | None, now: int) -> bool:
+        return ts is not None and self.base_ts is not None and abs(ts - self.base_ts) >= self.s.rotate_interval_ms
+
+
+class FlushSizePerFile(Writer):
+    """Counts flush.size per open file, not per topic-partition (R2.4: recordCount sums every
+    file of the TP)."""
+
+    def record_written(self, rec: LogRecord, now: int) -> None:
+        fs = self.files.get(self.current_ep or "")
+        if fs is not None and fs.streams:
+            self.count = fs.streams[0].records
+
+
+class TombstoneChangeRotates(Writer):
+    """Rotates on a change to or from the tombstone partition like any partition change (R3.3:
+    from 12.1.0 such a change does not rotate)."""
+
+    def tombstone_change(self, ep: str) -> bool:
+        return False
+
+
 class UnstableBoundaries(Writer):
     """Keeps its flush counter in local state across a restart, so file boundaries move on replay (R1.2)."""
 
@@ -394,6 +437,10 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "naive-iso-in-zone": _writing_with(NaiveIsoInZone),
     "schedule-from-file-open": _writing_with(ScheduleFromFileOpen),
     "base-time-kept-on-size": _writing_with(BaseTimeKeptOnSize),
+    "no-idle-schedule-reset": _writing_with(NoIdleScheduleReset),
+    "interval-abs-difference": _writing_with(IntervalAbsDifference),
+    "flush-size-per-file": _writing_with(FlushSizePerFile),
+    "tombstone-change-rotates": _writing_with(TombstoneChangeRotates),
 }
 
 
