@@ -545,7 +545,8 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
     rejects the config. Where the wall clock decides boundaries (Wallclock, scheduled rotation) it counts
     what the records close by themselves (one put: flush.size and the other record-driven
     rules), and under scheduled rotation also one file per topic-partition that still gets a
-    record from i on (a boundary commits what is pending): a lower bound either way."""
+    record from i on (a boundary commits what is pending) where the task does not die: a lower
+    bound either way."""
     from conformance.connector_config import sink_config
     from conformance.wire import sink_records as to_sink_records
     from reference_impl.config import ConfigError
@@ -586,13 +587,11 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
             continue  # a file of the put the task dies in may never be uploaded
         closed_at += [trigger(o)] * ((1 if o.value_object else 0) + len(o.sibling_keys))
     counts = [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
-    if wallclock and config.rotate_schedule_interval_ms > 0:
-        dies = exp.task_failure
-        alive = len(records) if dies is None or dies.offset is None else next(
-            (i for i, (r, off) in enumerate(zip(records, placed))
-             if (r["topic"], int(r["partition"]), off) == (dies.topic, dies.partition, dies.offset)), len(records))
+    # a boundary commits what is pending, unless the task dies first: where it dies, no
+    # boundary is sure to come before (the put that kills it may come before any boundary)
+    if wallclock and config.rotate_schedule_interval_ms > 0 and exp.task_failure is None:
         for i in range(len(records) + 1):
-            pending = {(r["topic"], r["partition"]) for r in records[i:alive] if r.get("value") is not None}
+            pending = {(r["topic"], r["partition"]) for r in records[i:] if r.get("value") is not None}
             counts[i] = max(counts[i], len(pending) * per_file)
     return counts
 
