@@ -58,13 +58,13 @@ def offsetless_iso_berlin(base: dict[str, str]) -> Scenario:
     """HourlyPartitioner in Europe/Berlin, RecordField on ISO strings, most without an offset:
     the connector reads those in the JVM's zone (UTC), not in `timezone` (R6.5), so
     '2024-05-01T11:00:00' is 13:00 in Berlin; flush.size=2 with rotate.interval.ms=3000 and a
-    late record (R3.1 step 4, R3.2, R3.3)."""
+    late record (R3.1 step 4, R3.2, R3.3); a number is epoch milliseconds, however small (R6.5)."""
     cfg = {**base, "flush.size": "2", "rotate.interval.ms": "3000", "partitioner.class": PARTITIONER + "HourlyPartitioner",
            "locale": "de-DE", "timezone": "Europe/Berlin", "timestamp.extractor": "RecordField", "timestamp.field": "ts"}
     times = ["2024-05-01T11:00:00", "2024-05-01T11:00:01", "2024-05-01T11:00:02.500", "2024-05-01T11:00:03.500",
-             "2024-05-01T11:00:04,2", "2024-05-01T11:00:06Z", "2024-05-01T13:00:06.400+02:00", "2024-05-01T10:59",
-             "2024-05-01T11:00:09.500", "2024-05-01T11:00:13", "2024-05-01T11:00:08.900", "2024-05-01",
-             "2024-05-01T11"]
+             "2024-05-01T11:00:04,2", 5_400_000, "2024-05-01T11:00:06Z", "2024-05-01T13:00:06.400+02:00",
+             "2024-05-01T10:59", "2024-05-01T11:00:09.500", "2024-05-01T11:00:13", "2024-05-01T11:00:08.900",
+             "2024-05-01", "2024-05-01T11"]
     return Scenario("offsetless-iso-berlin", cfg, {"events": 1},
                     [_rec(i, t, PUBLIC_T + i) for i, t in enumerate(times)], notes="R6.5, R3.2")
 

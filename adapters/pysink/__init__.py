@@ -50,4 +50,5 @@ VARIANTS: dict[str, str] = {
     "interval-abs-difference": "rotates on rotate.interval.ms either way from the base time: a late record rotates (R3.2)",
     "flush-size-per-file": "counts flush.size per open file, not per topic-partition (R2.4)",
     "tombstone-change-rotates": "rotates on a change to or from the tombstone partition (R3.3, 12.1.0+ does not)",
+    "epoch-seconds-guess": "takes a RecordField number below 10^11 for epoch seconds, not milliseconds (R6.5)",
 }

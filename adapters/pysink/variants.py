@@ -182,6 +182,20 @@ class BaseTimeKeptOnSize(Writer):
             self.base_ts = base
 
 
+class EpochSecondsGuess(Writer):
+    """Takes a RecordField number below 10^11 for epoch seconds (a common guess), where the
+    connector takes every INT32/INT64 as epoch milliseconds: seconds land in January 1970 (R6.5)."""
+
+    def extract(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, tomb: bool, now: int) -> int | None:
+        ts = super().extract(rec, schema, payload, has_schema, tomb, now)
+        if tomb or self.s.extractor != "RecordField" or ts is None:
+            return ts
+        raw: Any = payload
+        for step in self.s.ts_field.split("."):
+            raw = raw.get(step) if isinstance(raw, dict) else None
+        return ts * 1000 if isinstance(raw, int) and not isinstance(raw, bool) and abs(ts) < 10 ** 11 else ts
+
+
 class NoIdleScheduleReset(Writer):
     """Leaves a scheduled boundary that passed while no record was written where it was, so the
     first record after an idle spell is flushed alone (R3.5, the fix of issue #359)."""
@@ -441,6 +455,7 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "interval-abs-difference": _writing_with(IntervalAbsDifference),
     "flush-size-per-file": _writing_with(FlushSizePerFile),
     "tombstone-change-rotates": _writing_with(TombstoneChangeRotates),
+    "epoch-seconds-guess": _writing_with(EpochSecondsGuess),
 }
 
 
