@@ -102,9 +102,9 @@ class FloorBuckets(Writer):
         return s.path(dt.datetime.fromtimestamp(start / 1000, s.tz))
 
 
-class NaiveIsoInZone(Writer):
-    """Reads a RecordField ISO string without an offset in the connector's `timezone`, where the
-    connector reads it in the JVM's default zone (R6.5)."""
+class _ReadsTimeField(Writer):
+    """A writer that reads RecordField's time its own way: `reread` gets the correct time and the
+    field's raw value (None for a tombstone or another extractor) and returns its own."""
 
     def extract(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, tomb: bool, now: int) -> int | None:
         ts = super().extract(rec, schema, payload, has_schema, tomb, now)
@@ -113,6 +113,17 @@ class NaiveIsoInZone(Writer):
         raw: Any = payload
         for step in self.s.ts_field.split("."):
             raw = raw.get(step) if isinstance(raw, dict) else None
+        return self.reread(ts, raw)
+
+    def reread(self, ts: int, raw: Any) -> int:
+        return ts
+
+
+class NaiveIsoInZone(_ReadsTimeField):
+    """Reads a RecordField ISO string without an offset in the connector's `timezone`, where the
+    connector reads it in the JVM's default zone (R6.5)."""
+
+    def reread(self, ts: int, raw: Any) -> int:
         if isinstance(raw, str) and not raw.lstrip("-").isdigit() and _offsetless(raw):
             return _local_to_utc(ts, self.s.tz)
         return ts
@@ -182,17 +193,11 @@ class BaseTimeKeptOnSize(Writer):
             self.base_ts = base
 
 
-class EpochSecondsGuess(Writer):
+class EpochSecondsGuess(_ReadsTimeField):
     """Takes a RecordField number below 10^11 for epoch seconds (a common guess), where the
     connector takes every INT32/INT64 as epoch milliseconds: seconds land in January 1970 (R6.5)."""
 
-    def extract(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, tomb: bool, now: int) -> int | None:
-        ts = super().extract(rec, schema, payload, has_schema, tomb, now)
-        if tomb or self.s.extractor != "RecordField" or ts is None:
-            return ts
-        raw: Any = payload
-        for step in self.s.ts_field.split("."):
-            raw = raw.get(step) if isinstance(raw, dict) else None
+    def reread(self, ts: int, raw: Any) -> int:
         return ts * 1000 if isinstance(raw, int) and not isinstance(raw, bool) and abs(ts) < 10 ** 11 else ts
 
 
