@@ -95,6 +95,16 @@ class FaultEvent:
 
 
 @dataclass(frozen=True)
+class PutSample:
+    """One put() as the consumer side made it: the wall-clock time it was handed (R2.1's `now`),
+    the instance, and the records of its batch as (topic, partition, offset), in batch order."""
+
+    at_ms: int
+    instance: str
+    records: tuple[tuple[str, int, int], ...]
+
+
+@dataclass(frozen=True)
 class StatusSample:
     at_ms: int
     connector_state: str
@@ -116,6 +126,9 @@ class Observation:
     # ("control topic log end", "coordinator group committed", ...: name -> topic-partition -> offset)
     table_samples: list[TableSample] = field(default_factory=list)
     control_offsets: dict[str, dict[str, int]] = field(default_factory=dict)
+    # every put() with its wall-clock time, where the target knows them (a simulation's virtual
+    # clock); None where it does not (a real worker's puts are not observable one by one)
+    puts: list[PutSample] | None = None
 
     @property
     def final_bucket(self) -> BucketSample | None:

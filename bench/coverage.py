@@ -1,6 +1,7 @@
 """How much the generated scenarios test, per profile, on the correct Python sink: the share of
-scenarios the model gives an exact object set for (the rest get constraints), the share that
-ended unknown (a fault never fired), and each fault kind fired / scheduled. Figures are
+scenarios the model gives an exact object set for (the rest get constraints), overall and for
+the wall-clock configs on their own rows (rotate.schedule.interval.ms, the Wallclock extractor),
+the share that ended unknown (a fault never fired), and each fault kind fired / scheduled. Figures are
 printed side by side, never asserted.
 
     python bench/coverage.py [--profiles ci,default,thorough] [--seed 1] [--target pysink]
@@ -17,6 +18,20 @@ import time
 from pathlib import Path
 
 
+WALL_KINDS = ("scheduled rotation", "Wallclock extractor")
+TIME_PARTITIONERS = ("TimeBasedPartitioner", "HourlyPartitioner", "DailyPartitioner")
+
+
+def wall_kind(cfg: dict) -> str | None:
+    """Which wall-clock rule decides a config's boundaries, if one does."""
+    if int(cfg.get("rotate.schedule.interval.ms", "-1") or -1) > 0:
+        return "scheduled rotation"
+    time_based = cfg.get("partitioner.class", "").rsplit(".", 1)[-1] in TIME_PARTITIONERS
+    if time_based and cfg.get("timestamp.extractor", "Wallclock") == "Wallclock":
+        return "Wallclock extractor"
+    return None
+
+
 def measure(profile: str, seed: int, target: str, out: Path) -> dict:
     from sinkcheck.cli import main
 
@@ -29,7 +44,14 @@ def measure(profile: str, seed: int, target: str, out: Path) -> dict:
     doc = json.loads((out / "results.json").read_text())
     runs = [e for e in doc["results"] if e["origin"] == "generated"]
     n = len(runs) or 1
+
+    def share(kind: str) -> tuple[int, int]:
+        """(exact, runs) among the runs of one wall-clock kind."""
+        mine = [e for e in runs if wall_kind(e.get("connector") or {}) == kind]
+        return sum(1 for e in mine if e["expected_objects"] is not None), len(mine)
+
     return {
+        "by_kind": {k: share(k) for k in WALL_KINDS},
         "profile": profile, "exit": code, "runs": len(runs), "wall_s": time.monotonic() - started,
         "exact": sum(1 for e in runs if e["expected_objects"] is not None) / n,
         "unknown": sum(1 for e in runs if e["status"] == "unknown") / n,
@@ -54,6 +76,10 @@ def main() -> None:
     for r in rows:
         print(f"{r['profile']:<10}{str(r['seed']):>10}{r['runs']:>6}{r['exact']:>8.0%}{r['unknown']:>9.1%}"
               f"{r['failed']:>8}{r['wall_s']:>8.0f}s")
+    print("\nexact object sets among the wall-clock configs (exact / runs):")
+    print(f"{'rule':<24}" + "".join(f"{r['profile']:>12}" for r in rows))
+    for k in WALL_KINDS:
+        print(f"{k:<24}" + "".join(f"{'%d/%d' % r['by_kind'][k]:>12}" for r in rows))
     print("\nfault kinds, fired / scheduled:")
     kinds = sorted({k for r in rows for k in r["faults"]})
     print(f"{'fault':<48}" + "".join(f"{r['profile']:>12}" for r in rows))

@@ -7,6 +7,7 @@ import json
 from typing import Any, Callable
 
 from conformance.named_iceberg import ICEBERG_OWN
+from conformance.named_time import time_edge_scenarios
 from conformance.scenario import FaultStep, Scenario
 
 JSON = "io.confluent.connect.s3.format.json.JsonFormat"
@@ -456,6 +457,7 @@ SPACE_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "error-inside-200-not-applied": error_inside_200_not_applied,
     "error-inside-200-with-keys": error_inside_200_with_keys,
     "error-inside-200-applied": error_inside_200_applied,
+    **time_edge_scenarios(BASE),
 }
 
 

@@ -16,6 +16,7 @@ from conformance.claims import (C1, CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim,
                                 fatal_error_inside_complete, null_stops_task)
 from conformance import wire
 from conformance.connector_config import sink_config
+from conformance.puts import put_schedule
 from conformance.scenario import FaultStep, Scenario, ScenarioError
 from conformance.targets import (connect_profile, data_key_glob_of, make_target, simulated, target_kind,
                                  translation_for, uploads_of, worker_converters)
@@ -471,7 +472,9 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     if cfg is not None:
         phases = config_phases(scenario, kind, cfg, observation)
         with timer("model"):
-            expectation = expect_phases(phases, records) if len(phases) > 1 else expect(cfg, records)
+            # the observed puts, where the target knows them, make wall-clock boundaries exact
+            expectation = (expect_phases(phases, records) if len(phases) > 1
+                           else expect(cfg, records, put_schedule(observation, records)))
         if not boundaries_hold(expectation, claim, observation):
             expectation = replace(expectation, objects=[replace(o, certain=False) for o in expectation.objects])
     data = RunData(scenario, target_spec, observation, claim, cfg, expectation, records,

@@ -226,7 +226,8 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
         # the Wallclock extractor makes boundaries follow the wall clock: one config in six
         extractor = draw(st.sampled_from(["Record", "RecordField", "Record", "RecordField", "Record", "Wallclock"]))
         cfg.update({"partitioner.class": P + cls, "locale": draw(st.sampled_from(LOCALES)),
-                    "timezone": draw(st.sampled_from(ZONES)), "timestamp.extractor": extractor,
+                    # New York twice: west of UTC, its local milliseconds are negative in 1970's first hours
+                    "timezone": draw(st.sampled_from(ZONES + ("America/New_York",))), "timestamp.extractor": extractor,
                     "timestamp.field": "ts"})
         if part == "time":
             path, durations = draw(st.sampled_from(TIME_PATHS))
@@ -235,9 +236,11 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
             cfg["rotate.interval.ms"] = str(draw(st.sampled_from([3000, 1000, 60000])))
             if draw(st.integers(0, 3)) == 0:
                 cfg["rotate.file.on.partition.change"] = "false"
-    if draw(st.integers(0, 9)) == 4:  # a middle value: Hypothesis draws the ends of a range more often
-        # wall-clock rotation (at-least-once, §16): short intervals so it fires within a run
-        cfg.update({"rotate.schedule.interval.ms": str(draw(st.sampled_from([2000, 5000]))),
+    if draw(st.integers(0, 2)) == 1:  # a middle value: Hypothesis draws the ends of a range more often
+        # wall-clock rotation (at-least-once, §16), with every partitioner and with size and
+        # record-time rotation: short intervals so it fires within a run (the simulation's put
+        # schedule makes its objects exact; real targets get constraints)
+        cfg.update({"rotate.schedule.interval.ms": str(draw(st.sampled_from([2000, 3000, 5000]))),
                     "timezone": cfg.get("timezone", "UTC")})
     fmt = draw(st.sampled_from([f for f in formats if not (part == "field" and f == "bytearray")]))
     cfg["format.class"] = FORMAT_CLASSES[fmt]
@@ -318,6 +321,11 @@ def zone_anchors(zone: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+# instants around 1970-01-01T00:00Z: the epoch, half an hour before it, mid-1969, and 05:00Z (local
+# midnight in New York, whose local epoch milliseconds are negative before it)
+EPOCH_ANCHORS = (0, -1_800_000, -17_280_000_000 + 5_400_000, 18_000_000 - 1_500)
+
+
 # the regions FieldPartitioner encodes: plain, null (`region=null`) and one with a '/' inside
 # (values are not escaped: it makes a directory level of its own, R6.2)
 REGIONS = ("eu", "us", "eu", "us", None, "eu/west")
@@ -325,14 +333,15 @@ REGIONS = ("eu", "us", "eu", "us", None, "eu/west")
 
 @st.composite
 def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, schema: dict[str, Any],
-                 one_shape: bool = False) -> Any:
+                 one_shape: bool = False, zone: str = "UTC") -> Any:
     """A value of `kind` (conformance.scenario.seq_value) carrying `seq`, in the notation of the
     value converter: Structs of `schema`, schemaless maps with nested extras, text, bytes.
     `one_shape`: schemaless maps keep the fields and types of `schema` from record to record,
-    as the topic a table sink reads does (a field that turns from a map into text stops it)."""
+    as the topic a table sink reads does (a field that turns from a map into text stops it).
+    A `ts` string is in one of RecordField's forms, offset-less ones as wall times of `zone`."""
     region = draw(st.sampled_from(REGIONS))
     if kind == "struct":
-        return {"schema": schema, "payload": draw(values.struct_payload(schema, seq, region, ts))}
+        return {"schema": schema, "payload": draw(values.struct_payload(schema, seq, region, ts, zone))}
     if kind == "map" and one_shape:
         # a map with other than string keys has no schemaless shape of its own: JsonConverter
         # writes it as [key, value] pairs, arrays of mixed types that no table column holds
@@ -341,7 +350,8 @@ def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, 
         return {k: v for k, v in payload.items() if k not in pairs}
     if kind == "map":
         extras = draw(values.schemaless_extras())
-        return {"seq": seq, "region": region, "ts": ts, **extras}
+        ts_value: Any = draw(values.ts_texts(ts, zone)) if draw(st.integers(0, 2)) == 0 else ts
+        return {"seq": seq, "region": region, "ts": ts_value, **extras}
     if kind == "string" and draw(st.booleans()):
         text = f"seq={seq} {draw(st.sampled_from(values.TEXTS))}"
         return {"schema": {"type": "string", "optional": False}, "payload": text} if converter == "json-schemas" else text
@@ -355,7 +365,8 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     config can write (value_kinds), across Connect's types (conformance.values): timestamps
     late and out of order, around hour edges, local midnight and DST changes of the config's
     zone, with idle gaps; keys null, text, maps or Structs; headers none, one or several (text,
-    bytes, null); null values in some streams (rarely where nulls kill the task)."""
+    bytes, null); null values in some streams (rarely where nulls kill the task). One stream in
+    three lives around 1970 (value times before it too); half step finely across rotate.interval.ms."""
     cfg = with_worker_converters(cfg or {})
     table = kinds is not None  # a table sink's value kinds (value_kinds_for): its maps keep one shape
     kinds = value_kinds(cfg, kinds)
@@ -366,11 +377,20 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     converter, key_kind = converter_kind(cfg), converter_kind(cfg, "key")
     keys_stored = cfg.get("store.kafka.keys", "false").lower() == "true"
     headers_stored = cfg.get("store.kafka.headers", "false").lower() == "true"
-    schema = draw(values.value_schemas())
+    zone = cfg.get("timezone", "UTC") or "UTC"
+    record_field = cfg.get("timestamp.extractor") == "RecordField"
+    # RecordField reads the ts field: there its text forms come in one schema in two
+    schema = draw(values.value_schemas(("string", "int64", "timestamp", "string") if record_field else
+                                       ("int64", "timestamp", "string")))
     n = draw(st.integers(1, max_records))
     tps = [(t, p) for t, k in topics.items() for p in range(k)]
-    anchor = draw(st.sampled_from(zone_anchors(cfg.get("timezone", "UTC") or "UTC")))
+    # one stream in three lives around 1970: Java's division truncates toward zero there (R6.3)
+    epoch = draw(st.integers(0, 2)) == 0
+    anchor = draw(st.sampled_from(EPOCH_ANCHORS if epoch else zone_anchors(zone)))
     clock = anchor - draw(st.sampled_from([0, 1500, 60_000, 3_600_000]))
+    # fine steps cross rotate.interval.ms (1 s, 3 s) between the records of one bucket, so a
+    # window's base record time, and what resets it (R3.1 step 4), decides the files
+    steps = (0, 100, 1000, 2500, 60_000, 3_600_000) if draw(st.booleans()) else (0, 400, 700, 1100, 1300, 2600)
     fatal_nulls = cfg.get("behavior.on.null.values", "fail").lower() == "fail"
     with_nulls = draw(st.integers(0, 3)) == 0 if fatal_nulls else draw(st.booleans())
     # where stored keys must not be null (R11.4), a null key comes in one stream in five
@@ -378,13 +398,15 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     out = []
     for seq in range(n):
         t, p = draw(st.sampled_from(tps))
-        clock += draw(st.sampled_from([0, 100, 1000, 2500, 60_000, 3_600_000]))
+        clock += draw(st.sampled_from(steps))
         ts = clock - draw(st.sampled_from([0, 0, 0, 1500, 3_600_000]))
         if with_nulls and draw(st.integers(0, 7)) == 0:
             value = None
         else:
-            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, schema, table))
-        out.append({"topic": t, "partition": p, "timestamp": ts,
+            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, schema, table, zone))
+        # a Kafka record timestamp is never negative (a value's time field can be): one before
+        # 1970 keeps its time of day on 1970-01-01
+        out.append({"topic": t, "partition": p, "timestamp": ts % 86_400_000 if ts < 0 else ts,
                     "key": draw(values.record_keys(key_kind, seq, null_keys)), "value": value,
                     "headers": draw(values.header_lists(seq, headers_stored))})
     return out
@@ -468,6 +490,36 @@ def fault_schedules(draw: st.DrawFn, n_records: int, max_faults: int = 2) -> lis
     return sorted(steps, key=lambda f: f.after)  # stable: a fault's own steps keep their order
 
 
+# pauses between records where the wall clock decides boundaries: a put then comes at a time no
+# boundary is aligned with (the simulation starts 250 ms past a second), and a file opens there
+PACING_S = (0.35, 0.8, 1.3, 2.15)
+
+
+def wall_clock_config(cfg: dict[str, str]) -> bool:
+    """Whether the wall clock decides a config's boundaries (scheduled rotation, the Wallclock
+    extractor of a time-based partitioner)."""
+    time_based = cfg.get("partitioner.class", "").rsplit(".", 1)[-1] in (
+        "TimeBasedPartitioner", "HourlyPartitioner", "DailyPartitioner")
+    return (int(cfg.get("rotate.schedule.interval.ms", "-1") or -1) > 0
+            or (time_based and cfg.get("timestamp.extractor", "Wallclock") == "Wallclock"))
+
+
+@st.composite
+def pacing(draw: st.DrawFn, cfg: dict[str, str], n_records: int) -> list[FaultStep]:
+    """0–3 `wait` steps between records of a wall-clock config, so its puts spread over
+    unaligned times; under scheduled rotation a last one past a whole interval, so a boundary
+    commits what is open before the run ends (and an S3 rule on that upload fires). None
+    elsewhere (they would only slow a real run)."""
+    if not wall_clock_config(cfg):
+        return []
+    steps = [FaultStep(draw(st.integers(1, max(1, n_records))), "wait", {"seconds": draw(st.sampled_from(PACING_S))})
+             for _ in range(draw(st.integers(0, 3)))]
+    interval_ms = int(cfg.get("rotate.schedule.interval.ms", "-1") or -1)
+    if interval_ms > 0:
+        steps.append(FaultStep(n_records, "wait", {"seconds": interval_ms / 1000 + 0.5}))
+    return steps
+
+
 @st.composite
 def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
               formats: tuple[str, ...] = SINK_FORMATS, connector: dict[str, str] | None = None,
@@ -478,6 +530,8 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     topics = {"orders": draw(st.integers(1, 2))}
     records = draw(sink_records(topics, max_records, cfg, kinds))
     faults = draw(fault_schedules(len(records))) if with_faults else []
+    if with_faults:
+        faults = sorted(faults + draw(pacing(cfg, len(records))), key=lambda f: f.after)
     return Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))
 
 
@@ -491,7 +545,8 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
     rejects the config. Where the wall clock decides boundaries (Wallclock, scheduled rotation) it counts
     what the records close by themselves (one put: flush.size and the other record-driven
     rules), and under scheduled rotation also one file per topic-partition that still gets a
-    record from i on (a boundary commits what is pending): a lower bound either way."""
+    record from i on (a boundary commits what is pending) where the task does not die: a lower
+    bound either way."""
     from conformance.connector_config import sink_config
     from conformance.wire import sink_records as to_sink_records
     from reference_impl.config import ConfigError
@@ -532,13 +587,11 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
             continue  # a file of the put the task dies in may never be uploaded
         closed_at += [trigger(o)] * ((1 if o.value_object else 0) + len(o.sibling_keys))
     counts = [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
-    if wallclock and config.rotate_schedule_interval_ms > 0:
-        dies = exp.task_failure
-        alive = len(records) if dies is None or dies.offset is None else next(
-            (i for i, (r, off) in enumerate(zip(records, placed))
-             if (r["topic"], int(r["partition"]), off) == (dies.topic, dies.partition, dies.offset)), len(records))
+    # a boundary commits what is pending, unless the task dies first: where it dies, no
+    # boundary is sure to come before (the put that kills it may come before any boundary)
+    if wallclock and config.rotate_schedule_interval_ms > 0 and exp.task_failure is None:
         for i in range(len(records) + 1):
-            pending = {(r["topic"], r["partition"]) for r in records[i:alive] if r.get("value") is not None}
+            pending = {(r["topic"], r["partition"]) for r in records[i:] if r.get("value") is not None}
             counts[i] = max(counts[i], len(pending) * per_file)
     return counts
 

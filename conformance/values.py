@@ -61,10 +61,11 @@ EXTRA_FIELDS: dict[str, dict[str, Any]] = {
 
 
 @st.composite
-def value_schemas(draw: st.DrawFn) -> dict[str, Any]:
-    """A JsonConverter Struct schema: seq, region, ts (int64, Timestamp or an ISO/epoch string),
-    and 0–6 extra fields of other types. Shrinks toward seq, region and an int64 ts."""
-    ts = draw(st.sampled_from(tuple(_TS_FIELDS)))
+def value_schemas(draw: st.DrawFn, ts_types: tuple[str, ...] = tuple(_TS_FIELDS)) -> dict[str, Any]:
+    """A JsonConverter Struct schema: seq, region, ts (one of `ts_types`: int64, Timestamp or an
+    ISO/epoch string), and 0–6 extra fields of other types. Shrinks toward seq, region and the
+    first of `ts_types`."""
+    ts = draw(st.sampled_from(ts_types))
     extras = draw(st.lists(st.sampled_from(tuple(EXTRA_FIELDS)), max_size=6, unique=True))
     fields = [{"field": "seq", "type": "int64", "optional": False},
               {"field": "region", "type": "string", "optional": True}, dict(_TS_FIELDS[ts])]
@@ -116,19 +117,54 @@ def _payload(draw: st.DrawFn, schema: dict[str, Any], name: str = "value") -> An
     raise ValueError(f"{name}: no payload for {t}")
 
 
-def ts_text(ts: int, how: int) -> str:
-    """A RecordField timestamp as a string: epoch ms digits, or ISO-8601 with Z or an offset."""
-    import datetime as dt
+# the forms of a RecordField string both the connector's parser (Joda's ISO dateTimeParser, R6.5)
+# and the model read: epoch digits; an ISO date-time with Z, a fixed offset, the zone's own offset
+# (with and without a colon) or none (read in the JVM's zone); to the millisecond (or past it, with
+# a comma), the second, the minute or the hour; a date alone
+TS_TEXT_FORMS = ("digits", "utc", "fixed-offset", "local", "local-seconds", "zone-offset", "local-minutes",
+                 "local-hour", "date", "comma-micros", "zone-offset-compact")
+OFFSETLESS_FORMS = ("local", "local-seconds", "local-minutes", "local-hour", "date")
 
-    if how == 0:
+
+def ts_text(ts: int, how: int | str, zone: str = "UTC") -> str:
+    """A RecordField timestamp as a string of form `how` (TS_TEXT_FORMS, or its index): an
+    offset-less form writes the wall time of `zone` at `ts` (as a user in that zone would), which
+    the connector then reads in the JVM's zone, not in `zone`."""
+    import datetime as dt
+    import zoneinfo
+
+    form = TS_TEXT_FORMS[how] if isinstance(how, int) else how
+    if form == "digits":
         return str(ts)
-    t = dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc if how == 1 else dt.timezone(dt.timedelta(hours=2)))
-    text = t.isoformat(timespec="milliseconds")
-    return text.replace("+00:00", "Z")
+    tz: dt.tzinfo = dt.timezone.utc if zone.upper() == "UTC" else zoneinfo.ZoneInfo(zone)
+    at = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=ts)
+    if form == "utc":
+        return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if form == "fixed-offset":
+        return at.astimezone(dt.timezone(dt.timedelta(hours=2))).isoformat(timespec="milliseconds")
+    if form == "comma-micros":
+        return at.strftime("%Y-%m-%dT%H:%M:%S,%f") + "Z"
+    local = at.astimezone(tz)
+    if form.startswith("zone-offset"):
+        text = local.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return text[:-3] + text[-2:] if form.endswith("compact") and text[-3] == ":" else text
+    naive = local.replace(tzinfo=None)
+    return {"local": naive.isoformat(timespec="milliseconds"), "local-seconds": naive.isoformat(timespec="seconds"),
+            "local-minutes": naive.isoformat(timespec="minutes"), "local-hour": naive.strftime("%Y-%m-%dT%H"),
+            "date": naive.strftime("%Y-%m-%d")}[form]
 
 
 @st.composite
-def struct_payload(draw: st.DrawFn, schema: dict[str, Any], seq: int, region: str | None, ts: int) -> dict[str, Any]:
+def ts_texts(draw: st.DrawFn, ts: int, zone: str = "UTC") -> str:
+    """A RecordField string for `ts`: one form in two names no offset."""
+    if draw(st.booleans()):
+        return ts_text(ts, draw(st.sampled_from(OFFSETLESS_FORMS)), zone)
+    return ts_text(ts, draw(st.sampled_from(TS_TEXT_FORMS)), zone)
+
+
+@st.composite
+def struct_payload(draw: st.DrawFn, schema: dict[str, Any], seq: int, region: str | None, ts: int,
+                   zone: str = "UTC") -> dict[str, Any]:
     """The payload of a value of `schema` for one record: its seq, region and ts, the rest drawn."""
     out: dict[str, Any] = {}
     for f in schema["fields"]:
@@ -138,7 +174,7 @@ def struct_payload(draw: st.DrawFn, schema: dict[str, Any], seq: int, region: st
         elif name == "region":
             out[name] = region
         elif name == "ts":
-            out[name] = ts_text(ts, draw(st.integers(0, 2))) if f["type"] == "string" else ts
+            out[name] = draw(ts_texts(ts, zone)) if f["type"] == "string" else ts
         else:
             out[name] = draw(_payload(f, name))
     return out

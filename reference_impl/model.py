@@ -329,6 +329,11 @@ def cut_at_failure(failures: Iterable[TaskFailure], tps: Iterable[tuple[str, int
     # every other writer, also one whose own failure would come in a later put: that put never
     # happens, and its part of put k may or may not have
     others = frozenset(tps) - {(failure.topic, failure.partition)}
+    if any(f.put_index == failure.put_index and (f.topic, f.partition) != (failure.topic, failure.partition)
+           for f in failures):
+        # another writer dies in the same put and may run first: then the named one's part of
+        # that put never happened either
+        others = frozenset(tps)
     return FailureCut(failure, failure.put_index, others, put_unknown)
 
 

@@ -40,4 +40,15 @@ VARIANTS: dict[str, str] = {
     "decimal-always-base64": "writes Decimals as base64 whatever json.decimal.format says (R10.1)",
     "error-200-ignored": "takes an error inside CompleteMultipartUpload's 200 answer as success (#855)",
     "field-slash-escaped": "escapes a '/' inside a FieldPartitioner value (the connector writes it as it is, R6.2)",
+    # time at its edges (issue 24)
+    "floor-buckets": "floors a bucket before 1970 with floor division where Java truncates toward zero (R6.3)",
+    "naive-iso-in-zone": "reads a RecordField ISO string without an offset in `timezone`, not the JVM's zone (R6.5)",
+    "schedule-from-file-open": "counts rotate.schedule.interval.ms from a file's opening, not local midnight + k x interval (R3.4)",
+    "base-time-kept-on-size": "keeps the rotate.interval.ms base record time across a flush.size rotation (R3.1, R3.2)",
+    # kinds found reading the spec rule by rule (issue 24)
+    "no-idle-schedule-reset": "leaves a scheduled boundary passed while idle in place: a burst's first record flushes alone (R3.5)",
+    "interval-abs-difference": "rotates on rotate.interval.ms either way from the base time: a late record rotates (R3.2)",
+    "flush-size-per-file": "counts flush.size per open file, not per topic-partition (R2.4)",
+    "tombstone-change-rotates": "rotates on a change to or from the tombstone partition (R3.3, 12.1.0+ does not)",
+    "epoch-seconds-guess": "takes a RecordField number below 10^11 for epoch seconds, not milliseconds (R6.5)",
 }

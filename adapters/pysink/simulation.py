@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from adapters.memory_s3 import MemoryS3, MemoryS3Client, Parked
-from adapters.observation import FaultEvent, QuietWatch
+from adapters.observation import FaultEvent, PutSample, QuietWatch
 from adapters.pysink.log import InProcessLog
 from adapters.pysink.sink import InProcessSink, ManualClock, SinkInstance
 from adapters.pysink.target import PySinkTarget, flat_config
@@ -156,6 +156,7 @@ class SimulatedPySinkTarget(PySinkTarget):
         self._sample_s3 = MemoryS3Client(self.store, faults=False)
         self.log = InProcessLog()
         self.log.create(self.topics)
+        self.obs.puts = []
         self._new_instance()
 
     def _new_instance(self) -> SinkInstance:
@@ -163,12 +164,20 @@ class SimulatedPySinkTarget(PySinkTarget):
         turns = Turns(f"{self.name}-{len(self.instances) + 1}")
         client = MemoryS3Client(self.store, park=turns)
         inst = InProcessSink(self.log, client, self.settings, group=self.group, clock=self.clock,
-                             task_class=self.task_class, scratch=self.scratch, journal=self.journal, name=self.name)
+                             task_class=self.task_class, scratch=self.scratch, journal=self.journal, name=self.name,
+                             on_put=self._put_made)
         self.instances.append(inst)
         self.turns[id(inst)] = turns
         self.sink = inst
         inst.start(turns)
         return inst
+
+    def _put_made(self, instance: str, now: int, batch: list[Any]) -> None:
+        """The virtual clock gives every put its time: the observation keeps the schedule, so the
+        model can fold the same puts (exact objects under scheduled rotation and Wallclock)."""
+        with self._lock:
+            assert self.obs.puts is not None
+            self.obs.puts.append(PutSample(now, instance, tuple((r.topic, r.partition, r.offset) for r in batch)))
 
     def stop(self) -> None:
         self.store.release()

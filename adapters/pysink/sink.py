@@ -168,8 +168,10 @@ class SinkInstance:
 
     def __init__(self, s3: Any, settings: SinkSettings, *, task_class: type[SinkTask] = SinkTask,
                  clock: Clock = wall_clock, scratch: dict | None = None, journal: list | None = None,
-                 name: str = "pysink", poll_interval_s: float = 0.05):
+                 name: str = "pysink", poll_interval_s: float = 0.05,
+                 on_put: Callable[[str, int, list[LogRecord]], None] | None = None):
         self.s3_client, self.settings, self.clock = s3, settings, clock
+        self.on_put = on_put  # the consumer side's record of each put (a simulation's put schedule)
         self.scratch = scratch if scratch is not None else {}
         self.journal = journal if journal is not None else []
         self.name = name
@@ -345,7 +347,10 @@ class InProcessSink(SinkInstance):
                 batch += self.log.read(tp, self.positions[tp], self.max_batch)
             for r in batch:
                 self.positions[r.tp] = r.offset + 1
-            rewinds = self.task.put(batch, self.clock())
+            now = self.clock()
+            if self.on_put is not None:
+                self.on_put(self.name, now, batch)
+            rewinds = self.task.put(batch, now)
             for tp, off in rewinds.items():
                 self.positions[tp] = off
             offsets = self.task.pre_commit()

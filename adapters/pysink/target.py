@@ -436,4 +436,5 @@ class PySinkTarget(Target):
             obs = Observation(list(self.obs.produced), list(self.obs.bucket_samples), list(self.obs.offset_samples),
                               list(self.obs.faults), list(self.obs.statuses), self.obs.quiet, self.obs.still_moving,
                               dict(self.obs.log_paths))
+            obs.puts = list(self.obs.puts) if self.obs.puts is not None else None
         return obs

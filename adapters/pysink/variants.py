@@ -18,7 +18,7 @@ from adapters.pysink.encoding import gzip_stream, value_key
 from adapters.pysink.log import TP, LogRecord
 from adapters.pysink.settings import SinkSettings
 from adapters.pysink.sink import SinkInstance, SinkTask
-from adapters.pysink.timestamps import time_bucket, utc_offset_ms
+from adapters.pysink.timestamps import _local_to_utc, parse_iso_ms, time_bucket, utc_offset_ms
 from adapters.pysink.writer import OpenFile, Writer
 
 
@@ -90,6 +90,56 @@ class DstFixedOffset(Writer):
         return s.path(dt.datetime.fromtimestamp(time_bucket(ts, s.duration_ms, self.fixed_tz) / 1000, self.fixed_tz))
 
 
+class FloorBuckets(Writer):
+    """Floors time buckets with floor division, so an instant before 1970 lands one bucket
+    earlier than the connector's Java division, which truncates toward zero (R6.3)."""
+
+    def time_partition(self, ts: int) -> str:
+        s = self.s
+        assert s.path is not None
+        local = ts + utc_offset_ms(ts, s.tz)
+        start = _local_to_utc(local // s.duration_ms * s.duration_ms, s.tz)
+        return s.path(dt.datetime.fromtimestamp(start / 1000, s.tz))
+
+
+class _ReadsTimeField(Writer):
+    """A writer that reads RecordField's time its own way: `reread` gets the correct time and the
+    field's raw value (None for a tombstone or another extractor) and returns its own."""
+
+    def extract(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, tomb: bool, now: int) -> int | None:
+        ts = super().extract(rec, schema, payload, has_schema, tomb, now)
+        if tomb or self.s.extractor != "RecordField" or ts is None:
+            return ts
+        raw: Any = payload
+        for step in self.s.ts_field.split("."):
+            raw = raw.get(step) if isinstance(raw, dict) else None
+        return self.reread(ts, raw)
+
+    def reread(self, ts: int, raw: Any) -> int:
+        return ts
+
+
+class NaiveIsoInZone(_ReadsTimeField):
+    """Reads a RecordField ISO string without an offset in the connector's `timezone`, where the
+    connector reads it in the JVM's default zone (R6.5)."""
+
+    def reread(self, ts: int, raw: Any) -> int:
+        if isinstance(raw, str) and not raw.lstrip("-").isdigit() and _offsetless(raw):
+            return _local_to_utc(ts, self.s.tz)
+        return ts
+
+
+def _offsetless(text: str) -> bool:
+    """An ISO date-time that names no offset (a date alone names none either)."""
+    if "T" not in text:
+        return True
+    try:
+        parse_iso_ms(text + "Z")
+        return True
+    except ValueError:
+        return False
+
+
 # --- rotation ------------------------------------------------------------------------------------
 
 class RotateOnWallclock(Writer):
@@ -120,6 +170,77 @@ class NoPartitionChangeRotation(Writer):
     """Keeps writing the same file when the encoded partition changes (R3.3)."""
 
     def partition_changed(self, ep: str | None) -> bool:
+        return False
+
+
+class ScheduleFromFileOpen(Writer):
+    """Counts rotate.schedule.interval.ms from when a file opened, where the connector aligns the
+    boundaries to local midnight of `timezone` plus k x interval (R3.4)."""
+
+    def record_written(self, rec: LogRecord, now: int) -> None:
+        if self.count == 1 and self.s.schedule_ms > 0:
+            self.next_rotation = now + self.s.schedule_ms
+
+
+class BaseTimeKeptOnSize(Writer):
+    """Keeps the rotate.interval.ms base record time across a flush.size rotation, where every
+    rotation clears it (R3.1 step 4, R3.2)."""
+
+    def commit(self, now: int, timed: bool) -> None:
+        base, by_size = self.base_ts, self.count >= self.s.flush_size
+        super().commit(now, timed)
+        if by_size:
+            self.base_ts = base
+
+
+class EpochSecondsGuess(_ReadsTimeField):
+    """Takes a RecordField number below 10^11 for epoch seconds (a common guess), where the
+    connector takes every INT32/INT64 as epoch milliseconds: seconds land in January 1970 (R6.5)."""
+
+    def reread(self, ts: int, raw: Any) -> int:
+        return ts * 1000 if isinstance(raw, int) and not isinstance(raw, bool) and abs(ts) < 10 ** 11 else ts
+
+
+class NoIdleScheduleReset(Writer):
+    """Leaves a scheduled boundary that passed while no record was written where it was, so the
+    first record after an idle spell is flushed alone (R3.5, the fix of issue #359)."""
+
+    stale = False
+
+    def write(self, now: int) -> None:
+        self.stale = self.next_rotation is not None and self.count == 0 and now >= self.next_rotation
+        super().write(now)
+
+    def rotate_on_time(self, ep: str | None, ts: int | None, now: int) -> tuple[bool, bool]:
+        if self.stale and self.count > 0:
+            self.stale = False
+            return True, True
+        return super().rotate_on_time(ep, ts, now)
+
+
+class IntervalAbsDifference(Writer):
+    """Measures rotate.interval.ms as the distance from the base record time either way, so a
+    late record rotates too (R3.2: an older record gives a negative difference and never does)."""
+
+    def interval_elapsed(self, ts: int | None, now: int) -> bool:
+        return ts is not None and self.base_ts is not None and abs(ts - self.base_ts) >= self.s.rotate_interval_ms
+
+
+class FlushSizePerFile(Writer):
+    """Counts flush.size per open file, not per topic-partition (R2.4: recordCount sums every
+    file of the TP)."""
+
+    def record_written(self, rec: LogRecord, now: int) -> None:
+        fs = self.files.get(self.current_ep or "")
+        if fs is not None and fs.streams:
+            self.count = fs.streams[0].records
+
+
+class TombstoneChangeRotates(Writer):
+    """Rotates on a change to or from the tombstone partition like any partition change (R3.3:
+    from 12.1.0 such a change does not rotate)."""
+
+    def tombstone_change(self, ep: str) -> bool:
         return False
 
 
@@ -331,6 +452,15 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "decimal-always-base64": _writing_with(DecimalAlwaysBase64),
     "error-200-ignored": _writing_with(Error200Ignored),
     "field-slash-escaped": _writing_with(FieldSlashEscaped),
+    "floor-buckets": _writing_with(FloorBuckets),
+    "naive-iso-in-zone": _writing_with(NaiveIsoInZone),
+    "schedule-from-file-open": _writing_with(ScheduleFromFileOpen),
+    "base-time-kept-on-size": _writing_with(BaseTimeKeptOnSize),
+    "no-idle-schedule-reset": _writing_with(NoIdleScheduleReset),
+    "interval-abs-difference": _writing_with(IntervalAbsDifference),
+    "flush-size-per-file": _writing_with(FlushSizePerFile),
+    "tombstone-change-rotates": _writing_with(TombstoneChangeRotates),
+    "epoch-seconds-guess": _writing_with(EpochSecondsGuess),
 }
 
 
