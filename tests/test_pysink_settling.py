@@ -1,0 +1,52 @@
+"""Failures `--profile default` found on the simulated Python sink, settled: the simulation
+settles as a real worker does (work the sink has scheduled for records it holds, a scheduled
+rotation or the rewrite of a file whose completion failed, happens before the run is called
+quiet), and the model's boundaries do not bind a zombie that outlives a config update."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapters.observation import FaultEvent, Observation
+from conformance.runner import run_scenario, zombie_across_update
+from conformance.scenario import Scenario
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pysink"
+
+
+def test_R1_5_a_value_object_whose_complete_lost_its_answer_gets_its_keys_object_by_quiet(tmp_path):
+    """generated-011 of `--profile default --seed 11784167`, shrunk: ByteArrayFormat with keys,
+    rotate.schedule.interval.ms=2000, the answer to the value object's CompleteMultipartUpload
+    dropped (S3 applied it), then a crash. The retriable error rewinds the writer (R1.5) and the
+    restart rewrites the file set at the next scheduled boundary (R3.4), value then keys (R11.1).
+    The run used to be called quiet 0.6 s after the restart, with the value object standing alone;
+    Kafka Connect's quiet waits 8 s while the committed offsets are behind the log end, and so
+    does the simulation."""
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    keys = sorted(o.key for o in r.observation.final_bucket.objects)
+    assert keys == ["topics/orders/partition=0/orders+0+0000000000.bin",
+                    "topics/orders/partition=0/orders+0+0000000000.keys.json"]
+    assert r.observation.final_offsets == {"orders-0": 4}
+    assert [v.property for v in r.verdicts if v.status == "fail"] == []
+
+
+def test_C3_a_zombie_woken_after_a_config_update_writes_the_old_boundaries_and_the_model_allows_it(tmp_path):
+    """A zombie paused inside a Complete wakes after a config update (flush.size 1 -> 6) and
+    finishes the put it was in with flush.size=1, over keys the new task wrote with six: each
+    version is whole and every record is in S3, but the files are not the model's phases. The
+    model's boundaries are then possible, not required (conformance.runner.boundaries_hold)."""
+    sc = Scenario.load(FIXTURES / "zombie-across-config-update.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    assert zombie_across_update(r.observation)
+    one_record = [o for o in r.observation.final_bucket.objects if o.key.endswith("orders+0+0000000001.bin.gz")]
+    assert len(one_record) == 1  # the zombie's version of a key the new task wrote with 4 records
+    assert [v.property for v in r.verdicts if v.claimed and v.status == "fail"] == []
+
+
+def test_a_config_update_after_the_zombie_resumed_leaves_the_boundaries_binding():
+    faults = [FaultEvent("pause", {}, True), FaultEvent("update-config", {}, True)]
+    assert zombie_across_update(Observation(faults=faults))
+    assert not zombie_across_update(Observation(faults=[FaultEvent("pause", {}, True), FaultEvent("resume", {}, True),
+                                                        FaultEvent("update-config", {}, True)]))
+    assert not zombie_across_update(Observation(faults=[FaultEvent("pause", {}, False),
+                                                        FaultEvent("update-config", {}, True)]))
