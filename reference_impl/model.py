@@ -408,7 +408,10 @@ def expect_phases(phases: Sequence[tuple[SinkConfig, dict[str, int]]], records: 
         def before_next(tp: str, offset: int) -> bool:
             return nxt is None or offset < nxt.get(tp, 0)
 
-        out.objects += [o for o in run.objects if all(before_next(tp_key(o.topic, o.partition), x) for x in o.offsets)]
+        kept = [o for o in run.objects if all(before_next(tp_key(o.topic, o.partition), x) for x in o.offsets)]
+        out.objects += kept
+        if nxt is not None:
+            out.superseded += [o for o in run.objects if o not in kept]
         out.skipped += [s for s in run.skipped if before_next(tp_key(s.topic, s.partition), s.offset)]
         out.conflicts += run.conflicts
         out.overwritten += run.overwritten

@@ -63,3 +63,19 @@ def test_C1_a_record_behind_a_broken_off_commit_of_several_files_is_pending_not_
     no_loss = next(v for v in r.verdicts if v.property == "no-loss")
     assert C1 in r.claim.caveats
     assert no_loss.status == "pass" and "orders-1@2" in no_loss.details["not_yet_visible"]
+
+
+def test_C3_a_key_the_first_config_made_visible_is_rewritten_whole_after_the_update(tmp_path):
+    """flush.size=1 completes orders+0+0000000001 with one record; nothing is committed before
+    a crash, then flush.size becomes 6 and the new task writes the same key with two records.
+    The first version is a whole object of the first config (the model keeps it as superseded),
+    not a partial one."""
+    sc = Scenario.load(FIXTURES / "crash-then-config-update-rewrites-a-key.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    key = "topics/orders/year=2024/month=05/day=01/hour=10/orders+0+0000000001.bin.gz"
+    assert [len(o.offsets) for o in r.expectation.superseded if o.key == key] == [1]
+    assert [len(o.offsets) for o in r.expectation.objects if o.key == key] == [2]
+    etags = {o.etag for s in r.observation.bucket_samples for o in s.objects if o.key == key}
+    assert len(etags) == 2  # both versions were seen
+    visibility = next(v for v in r.verdicts if v.property == "atomic-visibility")
+    assert visibility.status == "pass", visibility.witnesses
