@@ -278,10 +278,14 @@ class FailureCut:
     put_index: int | None = None
     others: frozenset[tuple[str, int]] = frozenset()
     put_unknown: bool = False
+    # several writers fail in the failing put: whichever the shuffle runs first dies before the
+    # others write, so the named one's part of that put is not certain either
+    contested: bool = False
 
     def certain(self, topic: str, partition: int, put_index: int | None) -> bool:
         """Whether an object this writer committed in put `put_index` exists for certain."""
-        return not self.put_unknown and ((topic, partition) not in self.others or put_index != self.put_index)
+        return not self.put_unknown and (
+            ((topic, partition) not in self.others and not self.contested) or put_index != self.put_index)
 
     @property
     def refold(self) -> bool:
@@ -308,7 +312,8 @@ def cut_at_failure(failures: Iterable[TaskFailure], tps: Iterable[tuple[str, int
     # every other writer, also one whose own failure would come in a later put: that put never
     # happens, and its part of put k may or may not have
     others = frozenset(tps) - {(failure.topic, failure.partition)}
-    return FailureCut(failure, failure.put_index, others, put_unknown)
+    contested = sum(1 for f in failures if f.put_index == failure.put_index) > 1
+    return FailureCut(failure, failure.put_index, others, put_unknown, contested)
 
 
 def resolve_failure(
@@ -359,13 +364,15 @@ def expect(
     # no put schedule and a fatal null: only the records before it can have been put (earlier)
     null_seq = fatal_null_at(cfg, records)[0] if puts is None and null_kill is not None else None  # type: ignore[index]
 
-    def run(stop_before: int | None, only: set[tuple[str, int]] | None = None) -> tuple[list[FoldResult], list[SkippedRecord], dict[str, int]]:
+    def run(stop_before: int | None, only: set[tuple[str, int]] | None = None,
+            others_whole: bool = False) -> tuple[list[FoldResult], list[SkippedRecord], dict[str, int]]:
         tasks, skipped, undelivered = [], [], {}
         for (t, p), rs in sorted(groups.items()):
             if only is not None and (t, p) not in only:
                 continue
             if null_seq is not None:
-                before = [(seq, r) for seq, r in rs if seq < null_seq]
+                whole = others_whole and (t, p) != (null_kill.topic, null_kill.partition)  # type: ignore[union-attr]
+                before = [(seq, r) for seq, r in rs if seq < null_seq or whole]
                 tp_puts, tp_skipped, _ = build_puts(cfg, before, None, None, None)
                 never = len(rs) - len(before)
             else:
@@ -376,6 +383,15 @@ def expect(
         return list(fold_local(cfg, tasks, jvm_zone, existing)), skipped, undelivered
 
     results, skipped, undelivered = run(stop)
+    if null_seq is not None:
+        # a consumer's fetches do not follow the produce order across partitions: another
+        # partition's records produced after the null may have been put before it, so the files
+        # they commit may exist too (none is certain: the null's put is unknown)
+        known = {o.key for r in results for o in r.objects}
+        whole = {(r.topic, r.partition): r for r in run(stop, others_whole=True)[0]}
+        for r in results:
+            extra = [o for o in whole[(r.topic, r.partition)].objects if o.key not in known]
+            r.objects = list(r.objects) + extra
     results, failure = resolve_failure(results, null_kill, lambda k, only: run(k, only)[0], scheduled=puts is not None)
     return assemble(cfg, engine, results, skipped, undelivered, failure)
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from adapters.observation import FaultEvent, Observation
 from conformance.claims import C1
+from reference_impl.expectation import TaskFailure
+from reference_impl.model import cut_at_failure
 from conformance.runner import run_scenario, zombie_across_update
 from conformance.scenario import Scenario
 
@@ -79,3 +81,41 @@ def test_C3_a_key_the_first_config_made_visible_is_rewritten_whole_after_the_upd
     assert len(etags) == 2  # both versions were seen
     visibility = next(v for v in r.verdicts if v.property == "atomic-visibility")
     assert visibility.status == "pass", visibility.witnesses
+
+
+def test_R1_4_two_writers_failing_in_one_put_leave_neither_writers_part_of_it_certain():
+    """Writers run in a shuffled order (R1.4): when orders-0 and orders-2 both meet a record that
+    kills the task in the same put, whichever runs first dies before the other writes, so even
+    the writer the model names first may have written nothing of that put (generated-016 of
+    `--profile ci` with four partitions: the sink died at orders-2@0 before orders-0's file)."""
+    f0 = TaskFailure(1, "R11.4", "null key", "orders", 0, None)
+    f2 = TaskFailure(0, "R11.4", "null key", "orders", 2, None)
+    tps = [("orders", p) for p in range(4)]
+    cut = cut_at_failure([f0, f2], tps, None)
+    assert cut.failure == f0 and cut.contested
+    assert not cut.certain("orders", 0, None)
+    alone = cut_at_failure([f0], tps, None)
+    assert alone.certain("orders", 0, None) and not alone.certain("orders", 2, None)
+
+
+def test_R12_1_another_partitions_records_produced_after_a_fatal_null_may_be_written_before_it():
+    """A null value with behavior.on.null.values=fail kills the task at orders-0@8 (R12.1), in a
+    put the model cannot place. The consumer's fetches do not follow the produce order across
+    partitions, so orders-1's records produced after the null may have been put first: real
+    Confluent 12.1.9 committed orders-1's file of offsets 8-9 (`--profile default --seed
+    13085452`, generated-003). The model has that file as possible, not certain."""
+    from conformance import wire
+    from conformance.runner import model_config
+    from reference_impl.model import expect
+
+    sc = Scenario.load(Path(__file__).parent / "fixtures" / "model" / "fatal-null-other-partition-later.json")
+    offsets: dict[int, int] = {}
+    placed = []
+    for r in sc.records:
+        placed.append(offsets.get(r["partition"], 0))
+        offsets[r["partition"]] = placed[-1] + 1
+    exp = expect(model_config(sc, "confluent"), wire.sink_records(sc.connector, sc.records, placed))
+    assert exp.task_failure.rule == "R12.1" and (exp.task_failure.partition, exp.task_failure.offset) == (0, 8)
+    later = [o for o in exp.objects if o.partition == 1 and o.offsets == (8, 9)]
+    assert len(later) == 1 and not later[0].certain
+    assert not [o for o in exp.objects if o.partition == 0 and max(o.offsets) >= 8]  # nothing past the null
