@@ -218,7 +218,11 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     if any(f.kind == "update-config" for f in faults):
         exactly = False
         reasons.append("a config change mid-stream moves file boundaries (C3)")
-    several_open = part == "FieldPartitioner" or config.get("rotate.file.on.partition.change", "true") == "false"
+    time_based = part in ("TimeBasedPartitioner", "DailyPartitioner", "HourlyPartitioner")
+    # R3.3: a time-based partitioner rotates on a change of partition only under rotate.interval.ms
+    interval = int(config.get("rotate.interval.ms", "-1") or -1) > 0
+    several_open = part == "FieldPartitioner" or config.get("rotate.file.on.partition.change", "true") == "false" \
+        or (time_based and not interval)
     # a dropped Complete response is an error to the sink too (a broken connection), so it retries
     retriable = any(f.kind == "s3" and f.params.get("action") in ("fail", "error-200", "drop-response")
                     for f in faults)

@@ -119,3 +119,19 @@ def test_R12_1_another_partitions_records_produced_after_a_fatal_null_may_be_wri
     later = [o for o in exp.objects if o.partition == 1 and o.offsets == (8, 9)]
     assert len(later) == 1 and not later[0].certain
     assert not [o for o in exp.objects if o.partition == 0 and max(o.offsets) >= 8]  # nothing past the null
+
+
+def test_R3_3_a_time_based_partitioner_without_rotate_interval_keeps_several_files_open_so_C1_applies():
+    """Partition-change rotation needs rotate.interval.ms (R3.3): without it an HourlyPartitioner
+    holds a file per hour open, and a retriable error in their commit rewrites committed records
+    (C1), as FieldPartitioner does (`--profile default --seed 3`, generated-090: a late record's
+    file waited to be written again while the next hour's file was visible)."""
+    from conformance.claims import claim_for
+    from conformance.scenario import FaultStep
+
+    hourly = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "flush.size": "5",
+              "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+              "timestamp.extractor": "Record", "locale": "en-US", "timezone": "UTC"}
+    lost = [FaultStep(8, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response"})]
+    assert C1 in claim_for("confluent", hourly, lost, None).caveats
+    assert C1 not in claim_for("confluent", {**hourly, "rotate.interval.ms": "60000"}, lost, None).caveats
