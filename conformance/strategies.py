@@ -6,7 +6,7 @@ records, the default partitioner, no rotation by time, no nulls.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Sequence
 
 from hypothesis import strategies as st
 
@@ -488,7 +488,7 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
 S3_UPLOAD_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
 
 
-def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[int]:
+def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_starts: Sequence[int] = ()) -> list[int]:
     """For each position i in the stream (0..n), how many multipart uploads the model says the
     sink makes when records produced from position i on arrive (each value/keys/headers file is
     one upload, made when the record whose processing commits it arrives); [] where the model
@@ -530,17 +530,22 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
                  if (t, p) == (o.topic, o.partition) and off >= o.committed_offset and reaches_writer[i]]
         return min(later, default=len(records))
 
+    dies = exp.task_failure
+    alive = len(records) if dies is None or dies.offset is None else next(
+        (i for i, (r, off) in enumerate(zip(records, placed))
+         if (r["topic"], int(r["partition"]), off) == (dies.topic, dies.partition, dies.offset)), len(records))
+    if dies is not None and dies.rule in ("R12.1", "R12.2"):
+        # a fatal null fails its put before any writer runs (R1.4): the records produced with
+        # it (`batch_starts`: where the schedule's steps cut the stream) are never written
+        alive = max((b for b in batch_starts if b <= alive), default=0)
     closed_at = []  # once per upload
     for o in exp.objects:
         if not o.certain:
             continue  # a file of the put the task dies in may never be uploaded
         closed_at += [trigger(o)] * ((1 if o.value_object else 0) + len(o.sibling_keys))
+    closed_at = [c for c in closed_at if c < alive]
     counts = [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
     if wallclock and config.rotate_schedule_interval_ms > 0:
-        dies = exp.task_failure
-        alive = len(records) if dies is None or dies.offset is None else next(
-            (i for i, (r, off) in enumerate(zip(records, placed))
-             if (r["topic"], int(r["partition"]), off) == (dies.topic, dies.partition, dies.offset)), len(records))
         for i in range(len(records) + 1):
             pending = {(r["topic"], r["partition"]) for r in records[i:alive] if r.get("value") is not None}
             counts[i] = max(counts[i], len(pending) * per_file)
@@ -554,7 +559,15 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     rule is made to wait for the last of them, or, where none comes, dropped with the steps that
     wait for or release it (a crash it staged stays). A schedule whose rule never fires would end
     `unknown` for a reason of the generator's making."""
-    counts = uploads_after(cfg, records)
+    cuts = sorted({min(f.after, len(records)) for f in faults})
+    counts = uploads_after(cfg, records, cuts)
+    updated = {**cfg, **{str(k): str(v) for f in faults if f.kind == "update-config"
+                         for k, v in dict(f.params.get("config", {})).items()}}
+    if counts and updated != cfg:
+        # the records before an update may be read only after it (no poll came between), and
+        # are then written under the new config: count what both configs upload
+        after_update = uploads_after(updated, records, cuts)
+        counts = [min(a, b) for a, b in zip(counts, after_update)] if after_update else counts
     if not counts:
         return faults
     n = len(records)

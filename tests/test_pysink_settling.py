@@ -11,7 +11,7 @@ from conformance.claims import C1
 from reference_impl.expectation import TaskFailure
 from reference_impl.model import cut_at_failure
 from conformance.runner import run_scenario, zombie_across_update
-from conformance.scenario import Scenario
+from conformance.scenario import FaultStep, Scenario
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pysink"
 
@@ -135,3 +135,44 @@ def test_R3_3_a_time_based_partitioner_without_rotate_interval_keeps_several_fil
     lost = [FaultStep(8, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response"})]
     assert C1 in claim_for("confluent", hourly, lost, None).caveats
     assert C1 not in claim_for("confluent", {**hourly, "rotate.interval.ms": "60000"}, lost, None).caveats
+
+
+def test_R12_3_a_tombstone_keys_file_at_another_offset_is_no_orphan_where_boundaries_do_not_bind(tmp_path):
+    """Tombstone files hold keys only (R12.3). Under C1 (FieldPartitioner, a retriable error) the
+    rewrite starts a tombstone file at another offset than the model's; with no value object to
+    stand beside, it is not an orphan (`--profile default --seed 4`, generated-068)."""
+    sc = Scenario.load(FIXTURES / "tombstone-keys-file-rewritten-at-another-offset.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    assert any("/tombstone/" in o.key and ".keys." in o.key for o in r.observation.final_bucket.objects)
+    contents = next(v for v in r.verdicts if v.property == "contents")
+    assert contents.status == "pass", contents.witnesses
+
+
+def test_R1_4_a_rule_armed_in_the_batch_of_a_fatal_null_is_left_out_of_the_schedule():
+    """A null value with behavior.on.null.values=fail fails the put it arrives in before any
+    writer runs (R1.4, R12.1): a rule on an upload armed with the records produced in one go
+    with the null has nothing to fire on, and the run would end unknown (`--profile default
+    --seed 2`, generated-202: rotate.schedule.interval.ms, the null at offset 10)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    recs = [dict(r) for r in sc.records] + [{**sc.records[0], "value": None}]
+    cfg = {**sc.connector, "behavior.on.null.values": "fail"}
+    rule = FaultStep(1, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response", "nth": 1,
+                               "name": "f0"})
+    assert [f.kind for f in that_can_fire(cfg, recs, [rule, FaultStep(5, "crash")])] == ["crash"]
+
+
+def test_C3_a_rule_armed_before_a_config_update_counts_the_uploads_of_the_new_config_too():
+    """The records before a config update may be read only after it (no poll came between) and
+    are then written under the new config: with flush.size 1 -> 3 and one record, the second
+    Complete never comes (`--profile ci`, generated-013 with four partitions, left unknown)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    cfg = {k: v for k, v in sc.connector.items() if k != "rotate.schedule.interval.ms"}
+    cfg["flush.size"] = "1"
+    rule = FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "error-200", "nth": 2, "name": "f0"})
+    update = FaultStep(1, "update-config", {"config": {"flush.size": "3"}})
+    assert [f.kind for f in that_can_fire(cfg, sc.records[:1], [rule, update])] == ["update-config"]
+    assert [f.kind for f in that_can_fire(cfg, sc.records[:1], [rule])] == ["s3"]
