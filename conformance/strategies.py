@@ -534,10 +534,12 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_star
     alive = len(records) if dies is None or dies.offset is None else next(
         (i for i, (r, off) in enumerate(zip(records, placed))
          if (r["topic"], int(r["partition"]), off) == (dies.topic, dies.partition, dies.offset)), len(records))
+    # the batch the task dies in (`batch_starts`: where the schedule's steps cut the stream):
+    # no later put comes to commit what it holds on a scheduled boundary
+    dying_batch = alive if dies is None else max((b for b in batch_starts if b <= alive), default=0)
     if dies is not None and dies.rule in ("R12.1", "R12.2"):
-        # a fatal null fails its put before any writer runs (R1.4): the records produced with
-        # it (`batch_starts`: where the schedule's steps cut the stream) are never written
-        alive = max((b for b in batch_starts if b <= alive), default=0)
+        # a fatal null fails its put before any writer runs (R1.4): its batch is never written
+        alive = dying_batch
     closed_at = []  # once per upload
     for o in exp.objects:
         if not o.certain:
@@ -547,7 +549,7 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_star
     counts = [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
     if wallclock and config.rotate_schedule_interval_ms > 0:
         for i in range(len(records) + 1):
-            pending = {(r["topic"], r["partition"]) for r in records[i:alive] if r.get("value") is not None}
+            pending = {(r["topic"], r["partition"]) for r in records[i:dying_batch] if r.get("value") is not None}
             counts[i] = max(counts[i], len(pending) * per_file)
     return counts
 

@@ -176,3 +176,17 @@ def test_C3_a_rule_armed_before_a_config_update_counts_the_uploads_of_the_new_co
     update = FaultStep(1, "update-config", {"config": {"flush.size": "3"}})
     assert [f.kind for f in that_can_fire(cfg, sc.records[:1], [rule, update])] == ["update-config"]
     assert [f.kind for f in that_can_fire(cfg, sc.records[:1], [rule])] == ["s3"]
+
+
+def test_R3_4_no_scheduled_rotation_is_counted_for_a_batch_the_task_dies_in():
+    """Scheduled rotation commits at a put after the boundary (R3.4): records held in the batch
+    a null key kills the task in (R11.4) are never committed by it, so a rule that waits for
+    their upload cannot fire (`--profile default --seed 16`, generated-126, left unknown)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    recs = [dict(r) for r in sc.records]
+    recs[2] = {**recs[2], "key": None}
+    rule = FaultStep(1, "s3", {"operation": "UploadPart", "action": "hang", "nth": 2, "name": "f0"})
+    steps = [rule, FaultStep(4, "wait-fired", {"rule": "f0", "seconds": 30}), FaultStep(4, "crash")]
+    assert [f.kind for f in that_can_fire(sc.connector, recs, steps)] == ["crash"]
