@@ -364,15 +364,13 @@ def expect(
     # no put schedule and a fatal null: only the records before it can have been put (earlier)
     null_seq = fatal_null_at(cfg, records)[0] if puts is None and null_kill is not None else None  # type: ignore[index]
 
-    def run(stop_before: int | None, only: set[tuple[str, int]] | None = None,
-            others_whole: bool = False) -> tuple[list[FoldResult], list[SkippedRecord], dict[str, int]]:
+    def run(stop_before: int | None, only: set[tuple[str, int]] | None = None) -> tuple[list[FoldResult], list[SkippedRecord], dict[str, int]]:
         tasks, skipped, undelivered = [], [], {}
         for (t, p), rs in sorted(groups.items()):
             if only is not None and (t, p) not in only:
                 continue
             if null_seq is not None:
-                whole = others_whole and (t, p) != (null_kill.topic, null_kill.partition)  # type: ignore[union-attr]
-                before = [(seq, r) for seq, r in rs if seq < null_seq or whole]
+                before = [(seq, r) for seq, r in rs if seq < null_seq]
                 tp_puts, tp_skipped, _ = build_puts(cfg, before, None, None, None)
                 never = len(rs) - len(before)
             else:
@@ -383,15 +381,6 @@ def expect(
         return list(fold_local(cfg, tasks, jvm_zone, existing)), skipped, undelivered
 
     results, skipped, undelivered = run(stop)
-    if null_seq is not None:
-        # a consumer's fetches do not follow the produce order across partitions: another
-        # partition's records produced after the null may have been put before it, so the files
-        # they commit may exist too (none is certain: the null's put is unknown)
-        known = {o.key for r in results for o in r.objects}
-        whole = {(r.topic, r.partition): r for r in run(stop, others_whole=True)[0]}
-        for r in results:
-            extra = [o for o in whole[(r.topic, r.partition)].objects if o.key not in known]
-            r.objects = list(r.objects) + extra
     results, failure = resolve_failure(results, null_kill, lambda k, only: run(k, only)[0], scheduled=puts is not None)
     return assemble(cfg, engine, results, skipped, undelivered, failure)
 

@@ -99,26 +99,39 @@ def test_R1_4_two_writers_failing_in_one_put_leave_neither_writers_part_of_it_ce
 
 
 def test_R12_1_another_partitions_records_produced_after_a_fatal_null_may_be_written_before_it():
-    """A null value with behavior.on.null.values=fail kills the task at orders-0@8 (R12.1), in a
-    put the model cannot place. The consumer's fetches do not follow the produce order across
-    partitions, so orders-1's records produced after the null may have been put first: real
-    Confluent 12.1.9 committed orders-1's file of offsets 8-9 (`--profile default --seed
-    13085452`, generated-003). The model has that file as possible, not certain."""
-    from conformance import wire
-    from conformance.runner import model_config
+    """A null value with behavior.on.null.values=fail kills the task (R12.1) in a put the model
+    cannot place. The consumer's fetches do not follow the produce order across partitions, so
+    t-1's record produced after the null may have been put, and its file committed, first:
+    real Confluent 12.1.9 did so (`--profile default --seed 13085452`, generated-003: orders-1's
+    file of offsets 8-9). The model's files bound that partition from below only."""
+    from adapters.observation import BucketSample, Observation, S3Object, StatusSample
+    from conformance.checkers import RunData, run_checks
+    from conformance.claims import claim_for
+    from reference_impl.config import parse_config
+    from reference_impl.connect_data import SinkRecord
     from reference_impl.model import expect
 
-    sc = Scenario.load(Path(__file__).parent / "fixtures" / "model" / "fatal-null-other-partition-later.json")
-    offsets: dict[int, int] = {}
-    placed = []
-    for r in sc.records:
-        placed.append(offsets.get(r["partition"], 0))
-        offsets[r["partition"]] = placed[-1] + 1
-    exp = expect(model_config(sc, "confluent"), wire.sink_records(sc.connector, sc.records, placed))
-    assert exp.task_failure.rule == "R12.1" and (exp.task_failure.partition, exp.task_failure.offset) == (0, 8)
-    later = [o for o in exp.objects if o.partition == 1 and o.offsets == (8, 9)]
-    assert len(later) == 1 and not later[0].certain
-    assert not [o for o in exp.objects if o.partition == 0 and max(o.offsets) >= 8]  # nothing past the null
+    config = {"format.class": "io.confluent.connect.s3.format.json.JsonFormat", "flush.size": "1",
+              "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b",
+              "behavior.on.null.values": "fail", "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+    rows = [(0, 0, {"seq": 0}), (0, 1, None), (1, 0, {"seq": 2})]
+    sc = Scenario("unit", config, {"t": 2}, [{"topic": "t", "partition": p, "timestamp": 0, "key": None, "value": v,
+                                              "headers": []} for p, _, v in rows])
+    records = [SinkRecord.from_json({"topic": "t", "partition": p, "offset": o, "timestamp": 0, "key": None,
+                                     "value": v, "headers": []}) for p, o, v in rows]
+    cfg = parse_config(config)
+    exp = expect(cfg, records)
+    assert exp.task_failure.rule == "R12.1" and not [o for o in exp.objects if o.partition == 1]
+    objects = {"topics/t/partition=0/t+0+0000000000.json": b'{"seq":0}\n',
+               "topics/t/partition=1/t+1+0000000000.json": b'{"seq":2}\n'}
+    obs = Observation(bucket_samples=[BucketSample(1, tuple(S3Object(k, len(b), k, b) for k, b in objects.items()), ())],
+                      statuses=[StatusSample(1, "RUNNING", ("FAILED",))], quiet=True)
+    verdicts = {v.property: v for v in run_checks(RunData(sc, "pysink", obs, claim_for("pysink", config, []), cfg,
+                                                          exp, records))}
+    assert verdicts["exact-object-set"].status == "pass", verdicts["exact-object-set"].witnesses
+    assert verdicts["file-count"].status == "pass"
 
 
 def test_R3_3_a_time_based_partitioner_without_rotate_interval_keeps_several_files_open_so_C1_applies():
