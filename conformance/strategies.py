@@ -561,7 +561,9 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     rule is made to wait for the last of them, or, where none comes, dropped with the steps that
     wait for or release it (a crash it staged stays). A schedule whose rule never fires would end
     `unknown` for a reason of the generator's making."""
-    cuts = sorted({min(f.after, len(records)) for f in faults})
+    # where the sink has read what came before: only a step that lets it poll (a fault that
+    # restarts it at once may come before it read anything, its successor reads it all again)
+    cuts = sorted({min(f.after, len(records)) for f in faults if f.kind in ("quiet", "wait", "wait-fired", "pause")})
     counts = uploads_after(cfg, records, cuts)
     updated = {**cfg, **{str(k): str(v) for f in faults if f.kind == "update-config"
                          for k, v in dict(f.params.get("config", {})).items()}}

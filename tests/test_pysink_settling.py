@@ -203,3 +203,19 @@ def test_R3_4_no_scheduled_rotation_is_counted_for_a_batch_the_task_dies_in():
     rule = FaultStep(1, "s3", {"operation": "UploadPart", "action": "hang", "nth": 2, "name": "f0"})
     steps = [rule, FaultStep(4, "wait-fired", {"rule": "f0", "seconds": 30}), FaultStep(4, "crash")]
     assert [f.kind for f in that_can_fire(sc.connector, recs, steps)] == ["crash"]
+
+
+def test_R1_4_a_restart_right_after_records_does_not_cut_their_batch_from_the_fatal_nulls():
+    """A rebalance right after records are produced may come before the sink read any of them:
+    its successor reads them with what follows, up to a fatal null, in one put that fails before
+    any write (R1.4). Only a step that lets the sink poll (quiet, wait, wait-fired, pause) cuts
+    the stream (`--profile default --seed 12`, generated-128, left unknown)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    recs = [dict(r) for r in sc.records] + [{**sc.records[0], "value": None}]
+    cfg = {**sc.connector, "behavior.on.null.values": "fail"}
+    rule = FaultStep(0, "s3", {"operation": "UploadPart", "action": "fail", "status": 500, "nth": 2, "name": "f0"})
+    assert [f.kind for f in that_can_fire(cfg, recs, [rule, FaultStep(2, "rebalance")])] == ["rebalance"]
+    polled = [rule, FaultStep(2, "quiet", {"seconds": 30}), FaultStep(2, "rebalance")]
+    assert [f.kind for f in that_can_fire(cfg, recs, polled)] == ["s3", "quiet", "rebalance"]
