@@ -578,8 +578,17 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     # a rule a step waits for must fire on uploads of records produced before that wait
     waits = {str(f.params.get("rule")): min(f.after, n) for f in faults if f.kind == "wait-fired"}
     dropped: set[str] = set()
+    # a hang parks the sink: a second hang armed before the first is released waits for
+    # requests that never come while it is parked
+    releases = {str(f.params.get("rule")): i for i, f in enumerate(faults) if f.kind == "release"}
+    hung_until = -1
     out = []
-    for f in faults:
+    for i, f in enumerate(faults):
+        if f.kind == "s3" and f.params.get("action") == "hang":
+            if i < hung_until:
+                dropped.add(str(f.params.get("name")))
+                continue
+            hung_until = releases.get(str(f.params.get("name")), len(faults))
         if f.kind == "s3" and f.params.get("operation") in S3_UPLOAD_OPERATIONS:
             name = str(f.params.get("name"))
             available = counts[min(f.after, n)] - (counts[waits[name]] if name in waits else 0)
