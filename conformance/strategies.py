@@ -536,7 +536,12 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_star
          if (r["topic"], int(r["partition"]), off) == (dies.topic, dies.partition, dies.offset)), len(records))
     # the batch the task dies in (`batch_starts`: where the schedule's steps cut the stream):
     # no later put comes to commit what it holds on a scheduled boundary
-    dying_batch = alive if dies is None else max((b for b in batch_starts if b <= alive), default=0)
+    # the model names one failing writer (R1.4 shuffles them): the task dies in the first batch
+    # holding any writer's failing record
+    first_death = min([alive] + [first_failure(config, [(i, sr) for i, sr in enumerate(sink_recs)
+                                                        if (sr.topic, sr.partition) == tp], index, records)
+                                 for tp in {(sr.topic, sr.partition) for sr in sink_recs}] if dies is not None else [alive])
+    dying_batch = alive if dies is None else max((b for b in batch_starts if b <= first_death), default=0)
     if dies is not None and dies.rule in ("R12.1", "R12.2"):
         # a fatal null fails its put before any writer runs (R1.4): its batch is never written
         alive = dying_batch
@@ -552,6 +557,17 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_star
             pending = {(r["topic"], r["partition"]) for r in records[i:dying_batch] if r.get("value") is not None}
             counts[i] = max(counts[i], len(pending) * per_file)
     return counts
+
+
+def first_failure(config: Any, tp_records: list[tuple[int, Any]], index: dict, records: list[dict[str, Any]]) -> int:
+    """The stream position of the record one topic-partition's writer dies at, alone (the model
+    on its records in one put), or past the end."""
+    from reference_impl.model import PutSpec, expect
+
+    f = expect(config, [r for _, r in tp_records], [PutSpec(T0, len(tp_records))]).task_failure
+    if f is None or f.offset is None:
+        return len(records)
+    return index.get((f.topic, f.partition, f.offset), len(records))
 
 
 def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> list[FaultStep]:
