@@ -16,6 +16,23 @@ FAULTS = ("crash", "kill-worker", "pause", "resume", "pause-worker", "add-worker
           "update-config", "restart-task", "restart-connector", "lose-offset-commit")
 
 
+def consumer_client_id(connector: str, task: int | str) -> str:
+    """The client id Kafka Connect gives a sink task's consumer (Worker: `connector-consumer-` and
+    the task id, `<connector>-<task>`)."""
+    return f"connector-consumer-{connector}-{task}"
+
+
+def task_replaced(task: int, connector: str, members_before: Mapping[str, str], members: Mapping[str, str],
+                  state_before: str | None, state: str | None) -> bool:
+    """Whether `task` has been restarted as far as a run can tell from outside: a consumer of its
+    client id that was not a member before, or no instance left consuming (FAILED before, so
+    none to replace; or FAILED now after it ran)."""
+    cid = consumer_client_id(connector, task)
+    if any(c == cid and m not in members_before for m, c in members.items()):
+        return True
+    return state_before == "FAILED" or (state == "FAILED" and state_before != "FAILED")
+
+
 class ConnectFaults:
     """apply_fault and what it needs, for KafkaConnectTarget (see adapters.kafka_connect)."""
 
@@ -29,18 +46,35 @@ class ConnectFaults:
         except IndexError:
             raise TargetError(f"no worker #{idx}; the stack has {len(self.stack.workers)}") from None
 
-    def _members(self) -> frozenset[str]:
+    def _members(self) -> dict[str, str]:
+        """Member id -> client id of the sink's consumer group now (none if it cannot be read)."""
         try:
-            return self._offsets().members()
+            return self._offsets().member_clients()
         except Exception:  # noqa: BLE001 - the group may not exist yet
-            return frozenset()
+            return {}
 
-    def _wait_task_replaced(self, before: frozenset[str], what: str,
-                            config: Mapping[str, str] | None = None) -> None:
-        """Wait until the sink's consumer group has members and none of `before`: the task
-        instance that consumed so far has stopped and a new one took its partitions (the REST
-        calls return before that happens; producing on at once would feed the old instance).
-        With `config` (properties just changed), first until every task config carries it."""
+    def _task_states(self) -> dict[int, str]:
+        try:
+            return {int(t["id"]): str(t.get("state")) for t in self.status().get("tasks", [])}
+        except Exception:  # noqa: BLE001 - no worker answers right now
+            return {}
+
+    def _before_restart(self) -> tuple[dict[str, str], dict[int, str]]:
+        """What a restart is measured against: the group's members and the tasks' states."""
+        return self._members(), self._task_states()
+
+    def _wait_task_replaced(self, before: tuple[dict[str, str], dict[int, str]], what: str,
+                            tasks: list[int] | None = None, config: Mapping[str, str] | None = None) -> None:
+        """Wait until each restarted task (`tasks`, default all of the connector's) has a
+        consumer in the sink's group that was not there `before`, found by the client id Kafka
+        Connect gives a task's consumer (`consumer_client_id`): the instance that consumed so far
+        has stopped and a new one took its partitions (the REST calls return before that
+        happens; producing on at once would feed the old instance). The other tasks' members stay
+        and are no sign either way. A task that was FAILED before, or is FAILED now after
+        RUNNING, has no instance consuming to be replaced: its records' fate is the run's
+        result, not something to wait for. With `config` (properties just changed), first
+        until every task config carries it."""
+        members_before, states_before = before
         cname = urllib.parse.quote(self.name)
         log = self.stack.workers[0].log_path if self.stack.workers else None
 
@@ -49,14 +83,31 @@ class ConnectFaults:
             return bool(tasks) and all(t.get("config", {}).get(k) == v for t in tasks for k, v in config.items())
 
         def replaced() -> bool:
-            members = self._members()
-            return bool(members) and not (members & before)
+            members, states = self._members(), self._task_states()
+            ids = tasks if tasks is not None else sorted(states)
+            return bool(ids) and all(task_replaced(t, self.name, members_before, members, states_before.get(t),
+                                                   states.get(t)) for t in ids)
 
         if config:
             wait_until(tasks_carry_config, self.running_timeout_s,
                        f"the task configs of {self.name!r} to carry {sorted(config)}", log=log)
+        which = ", ".join(consumer_client_id(self.name, t) for t in tasks) if tasks is not None else \
+            consumer_client_id(self.name, "<task>")
         wait_until(replaced, self.running_timeout_s,
-                   f"{what} (a new member in group {self.group}, none of {sorted(before)})", log=log)
+                   f"{what} (a new member in group {self.group} with client id {which}, or the task FAILED; "
+                   f"members before: {sorted(members_before.values())})", log=log)
+
+    def _wait_settled(self) -> None:
+        """After a restart: every task RUNNING, or FAILED (a record that stops it is the run's
+        result, which the checkers judge; wait_running would call it the harness's error)."""
+        def settled() -> bool:
+            st = self.status()
+            states = [t.get("state") for t in st.get("tasks", [])]
+            return st["connector"]["state"] == "RUNNING" and bool(states) and all(
+                s in ("RUNNING", "FAILED") for s in states)
+
+        wait_until(settled, self.running_timeout_s, f"connector {self.name!r} and its tasks to be RUNNING "
+                   "(or a task FAILED)", log=self.stack.workers[0].log_path if self.stack.workers else None)
 
     def _task_worker(self, task: int = 0) -> ConnectWorker | None:
         """The worker the status topic says runs `task` (RUNNING), if any."""
@@ -139,30 +190,30 @@ class ConnectFaults:
         elif kind == "update-config":
             changes = {str(k): str(v) for k, v in dict(params.get("config", {})).items()}
             new = {**self.config, **changes}
-            before = self._members()
+            before = self._before_restart()
             self._submit_config(new)
             changed = new != self.config
             self.config = new
             if changed:  # Connect restarts the task only when its config changes
-                self._wait_task_replaced(before, "the task to restart with the new config", changes)
-            self.wait_running(self.running_timeout_s)
+                self._wait_task_replaced(before, "the tasks to restart with the new config", config=changes)
+            self._wait_settled()
             # the restarted task resumes from the group's committed offsets (R1.2)
             restart_from = self.committed_offsets()
             detail = f"PUT config with {sorted(params.get('config', {}))}; the task restarted from {restart_from}"
         elif kind == "restart-task":
             task = int(params.get("task", 0))
-            before = self._members()
+            before = self._before_restart()
             self.rest.request("POST", f"/connectors/{urllib.parse.quote(self.name)}/tasks/{task}/restart")
-            self._wait_task_replaced(before, f"task {task} to restart")
-            self.wait_running(self.running_timeout_s)
+            self._wait_task_replaced(before, f"task {task} to restart", tasks=[task])
+            self._wait_settled()
             restart_from = self.committed_offsets()
             detail = f"task {task} restarted from {restart_from}"
         elif kind == "restart-connector":
-            before = self._members()
+            before = self._before_restart()
             self.rest.request("POST", f"/connectors/{urllib.parse.quote(self.name)}/restart"
                                       f"?includeTasks=true")
             self._wait_task_replaced(before, "the connector and its tasks to restart")
-            self.wait_running(self.running_timeout_s)
+            self._wait_settled()
             restart_from = self.committed_offsets()
             detail = f"connector and tasks restarted from {restart_from}"
         elif kind == "lose-offset-commit":

@@ -59,7 +59,12 @@ class GroupOffsets:
 
     def members(self, timeout_s: float = 10) -> frozenset[str]:
         """The member ids in the group now (each consumer instance of a sink task has its own)."""
-        return frozenset(m.member_id for m in self._describe(timeout_s).members)
+        return frozenset(self.member_clients(timeout_s))
+
+    def member_clients(self, timeout_s: float = 10) -> dict[str, str]:
+        """Member id -> client id of each member in the group now: the client id says which
+        task a member consumes for, the member id which instance of it."""
+        return {m.member_id: m.client_id for m in self._describe(timeout_s).members}
 
     def settled(self, topics: Mapping[str, int], timeout_s: float = 10) -> frozenset[str] | None:
         """The member ids when the group is Stable and its members' assignments hold every

@@ -209,6 +209,18 @@ def task_restart_mid_stream() -> Scenario:
                     faults=[FaultStep(10, "quiet", {"seconds": 30}), FaultStep(10, "restart-task")])
 
 
+def two_tasks_restart_task_1() -> Scenario:
+    """tasks.max=2 on 4 partitions, task 1 restarted through the REST API with files open: its
+    consumer leaves and rejoins while task 0's stays, the group rebalances (R1.7: every writer
+    closed, open files aborted) and both tasks re-create the same objects from the committed
+    offsets (R1.8). The run must see task 1 back by its own consumer, not by a group with none
+    of the members it had (task 0's member never leaves)."""
+    cfg = {**BASE, "flush.size": "3", "tasks.max": "2"}
+    recs = [{**r, "partition": r["value"]["seq"] % 4} for r in _small(28)]
+    return Scenario("two-tasks-restart-task-1", cfg, {"events": 4}, recs,
+                    faults=[FaultStep(14, "quiet", {"seconds": 30}), FaultStep(14, "restart-task", {"task": 1})])
+
+
 # --- scenarios aimed at the config and record space: names, formats, types, zones ------------
 
 JSON_KEYS_HEADERS = {"store.kafka.keys": "true", "keys.format.class": JSON,
@@ -478,6 +490,7 @@ PROCESS_FAULTS: dict[str, Callable[[], Scenario]] = {
     "rebalance-mid-stream": rebalance_mid_stream,
     "config-update-mid-stream": config_update_mid_stream,
     "task-restart-mid-stream": task_restart_mid_stream,
+    "two-tasks-restart-task-1": two_tasks_restart_task_1,
 }
 
 # what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs,

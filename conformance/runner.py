@@ -182,12 +182,30 @@ def boundaries_hold(expectation: Expectation, claim: Claim, observation: Observa
     on, so the record that kills the task can come before a file the model commits first), and a
     retriable S3 error while several files are open (C1: committed records are written again
     from the rewind point into other files). The model's files are then possible, not required,
-    and checkers compare objects with the records they hold."""
+    and checkers compare objects with the records they hold. So are they where a zombie outlives
+    a config update: woken, it finishes the put it was in with the old config's boundaries, over
+    the keys the new config's task wrote (C3; the model's phases restart at the update)."""
     s3_fired = any(f.kind == "s3" and f.fired for f in observation.faults)
     c1 = C1 in claim.caveats
     # the task dies where the model has it go on (an error inside Complete's 200 under SDK v1)
     dies = SDK_V1_COMPLETE in claim.caveats
-    return not (s3_fired and (expectation.task_failure is not None or c1 or dies))
+    return not (s3_fired and (expectation.task_failure is not None or c1 or dies)) and not zombie_across_update(
+        observation)
+
+
+def zombie_across_update(observation: Observation) -> bool:
+    """Whether a config update fired while a paused instance (a zombie) was waiting to resume."""
+    paused = False
+    for f in observation.faults:
+        if not f.fired:
+            continue
+        if f.kind == "pause":
+            paused = True
+        elif f.kind == "resume":
+            paused = False
+        elif f.kind == "update-config" and paused:
+            return True
+    return False
 
 
 # faults that touch the whole Kafka Connect worker (or the group of workers), not only the run's

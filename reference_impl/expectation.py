@@ -143,6 +143,10 @@ class Expectation:
     undelivered: dict[str, int] = field(default_factory=dict)  # tp -> records never put
     conflicts: list[dict[str, Any]] = field(default_factory=list)  # R8.2 conditional-write conflicts
     overwritten: list[str] = field(default_factory=list)  # existing keys replaced (R8.1 off)
+    # objects an earlier config phase may have made visible above the next phase's restart
+    # point: that phase writes their records again, over the same key with other records or
+    # under other keys (C3)
+    superseded: list[ExpectedObject] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"connector_version": self.connector_version, "engine": self.engine}
@@ -163,4 +167,6 @@ class Expectation:
         out["overwritten"] = self.overwritten
         if self.undelivered:
             out["undelivered"] = dict(sorted(self.undelivered.items()))
+        if self.superseded:
+            out["superseded"] = [o.to_json() for o in self.superseded]
         return out

@@ -299,10 +299,14 @@ class FailureCut:
     put_index: int | None = None
     others: frozenset[tuple[str, int]] = frozenset()
     put_unknown: bool = False
+    # several writers fail in the failing put: whichever the shuffle runs first dies before the
+    # others write, so the named one's part of that put is not certain either
+    contested: bool = False
 
     def certain(self, topic: str, partition: int, put_index: int | None) -> bool:
         """Whether an object this writer committed in put `put_index` exists for certain."""
-        return not self.put_unknown and ((topic, partition) not in self.others or put_index != self.put_index)
+        return not self.put_unknown and (
+            ((topic, partition) not in self.others and not self.contested) or put_index != self.put_index)
 
     @property
     def refold(self) -> bool:
@@ -329,12 +333,8 @@ def cut_at_failure(failures: Iterable[TaskFailure], tps: Iterable[tuple[str, int
     # every other writer, also one whose own failure would come in a later put: that put never
     # happens, and its part of put k may or may not have
     others = frozenset(tps) - {(failure.topic, failure.partition)}
-    if any(f.put_index == failure.put_index and (f.topic, f.partition) != (failure.topic, failure.partition)
-           for f in failures):
-        # another writer dies in the same put and may run first: then the named one's part of
-        # that put never happened either
-        others = frozenset(tps)
-    return FailureCut(failure, failure.put_index, others, put_unknown)
+    contested = sum(1 for f in failures if f.put_index == failure.put_index) > 1
+    return FailureCut(failure, failure.put_index, others, put_unknown, contested)
 
 
 def resolve_failure(
@@ -434,7 +434,10 @@ def expect_phases(phases: Sequence[tuple[SinkConfig, dict[str, int]]], records: 
         def before_next(tp: str, offset: int) -> bool:
             return nxt is None or offset < nxt.get(tp, 0)
 
-        out.objects += [o for o in run.objects if all(before_next(tp_key(o.topic, o.partition), x) for x in o.offsets)]
+        kept = [o for o in run.objects if all(before_next(tp_key(o.topic, o.partition), x) for x in o.offsets)]
+        out.objects += kept
+        if nxt is not None:
+            out.superseded += [o for o in run.objects if o not in kept]
         out.skipped += [s for s in run.skipped if before_next(tp_key(s.topic, s.partition), s.offset)]
         out.conflicts += run.conflicts
         out.overwritten += run.overwritten

@@ -33,6 +33,9 @@ from adapters.target import Fault, TargetError, TargetInfo
 # boundaries come out the same in every run (2026-01-01T00:00:00.250Z)
 SIM_START_MS = 1_767_225_600_250
 TICK_MS = 50  # the real-time sink polls every 50 ms
+# Kafka Connect's quiet window while the committed offsets are behind the log end, at least 8 s
+# (adapters.kafka_connect.KafkaConnectTarget.wait_until_quiet's `settled_s`)
+BEHIND_STABLE_MS = 8_000
 TURN_TIMEOUT_S = 60.0  # a real-time bound on one poll of one instance (a sink stuck in a loop)
 
 
@@ -262,7 +265,11 @@ class SimulatedPySinkTarget(PySinkTarget):
     # --- settling -------------------------------------------------------------------------------
     def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
         """Quiet as in real time (read to the log end, nothing pending, committed offsets and the
-        journal unchanged for `stable_s`, default 0.6 s), counted in virtual time."""
+        journal unchanged for `stable_s`, default 0.6 s), counted in virtual time. While the
+        committed offsets are behind the log end (records held in open files), the window is
+        Kafka Connect's (`BEHIND_STABLE_MS`): work the sink has scheduled, a scheduled rotation
+        or the rewrite of a file whose completion failed (R1.5, R3.4), happens within the run,
+        as it does on a real worker."""
         stable_ms = int((0.6 if stable_s is None else stable_s) * 1000)
         deadline = self.sim_clock() + int(timeout_s * 1000)
         watch = QuietWatch(self.obs, self._lock, self.sim_clock())
@@ -270,11 +277,16 @@ class SimulatedPySinkTarget(PySinkTarget):
             self.tick()
             settled, moving, state = self._moving()
             now = self.sim_clock()
-            if watch.unchanged_for(state, now) >= stable_ms and settled:
+            need = max(stable_ms, BEHIND_STABLE_MS) if self._committed_behind() else stable_ms
+            if watch.unchanged_for(state, now) >= need and settled:
                 return watch.end(True)
             if now >= deadline:
                 return watch.end(False, f"after {timeout_s:.0f}s (virtual) the Python sink was still moving: "
                                         f"{moving or 'committed offsets changed'}")
+
+    def _committed_behind(self) -> bool:
+        committed = self.committed()
+        return any(committed.get(tp, 0) < end for tp, end in self.log_ends().items())
 
     def _final_samples(self) -> list[Any]:
         """Ticks until the open uploads agree twice in a row, 1.5 virtual seconds apart (as

@@ -1,0 +1,258 @@
+"""Failures `--profile default` found on the simulated Python sink, settled: the simulation
+settles as a real worker does (work the sink has scheduled for records it holds, a scheduled
+rotation or the rewrite of a file whose completion failed, happens before the run is called
+quiet), and the model's boundaries do not bind a zombie that outlives a config update."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapters.observation import FaultEvent, Observation
+from conformance.claims import C1
+from reference_impl.expectation import TaskFailure
+from reference_impl.model import cut_at_failure
+from conformance.runner import run_scenario, zombie_across_update
+from conformance.scenario import FaultStep, Scenario
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pysink"
+
+
+def test_R1_5_a_value_object_whose_complete_lost_its_answer_gets_its_keys_object_by_quiet(tmp_path):
+    """generated-011 of `--profile default --seed 11784167`, shrunk: ByteArrayFormat with keys,
+    rotate.schedule.interval.ms=2000, the answer to the value object's CompleteMultipartUpload
+    dropped (S3 applied it), then a crash. The retriable error rewinds the writer (R1.5) and the
+    restart rewrites the file set at the next scheduled boundary (R3.4), value then keys (R11.1).
+    The run used to be called quiet 0.6 s after the restart, with the value object standing alone;
+    Kafka Connect's quiet waits 8 s while the committed offsets are behind the log end, and so
+    does the simulation."""
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    keys = sorted(o.key for o in r.observation.final_bucket.objects)
+    assert keys == ["topics/orders/partition=0/orders+0+0000000000.bin",
+                    "topics/orders/partition=0/orders+0+0000000000.keys.json"]
+    assert r.observation.final_offsets == {"orders-0": 4}
+    assert [v.property for v in r.verdicts if v.status == "fail"] == []
+
+
+def test_C3_a_zombie_woken_after_a_config_update_writes_the_old_boundaries_and_the_model_allows_it(tmp_path):
+    """A zombie paused inside a Complete wakes after a config update (flush.size 1 -> 6) and
+    finishes the put it was in with flush.size=1, over keys the new task wrote with six: each
+    version is whole and every record is in S3, but the files are not the model's phases. The
+    model's boundaries are then possible, not required (conformance.runner.boundaries_hold)."""
+    sc = Scenario.load(FIXTURES / "zombie-across-config-update.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    assert zombie_across_update(r.observation)
+    one_record = [o for o in r.observation.final_bucket.objects if o.key.endswith("orders+0+0000000001.bin.gz")]
+    assert len(one_record) == 1  # the zombie's version of a key the new task wrote with 4 records
+    assert [v.property for v in r.verdicts if v.claimed and v.status == "fail"] == []
+
+
+def test_a_config_update_after_the_zombie_resumed_leaves_the_boundaries_binding():
+    faults = [FaultEvent("pause", {}, True), FaultEvent("update-config", {}, True)]
+    assert zombie_across_update(Observation(faults=faults))
+    assert not zombie_across_update(Observation(faults=[FaultEvent("pause", {}, True), FaultEvent("resume", {}, True),
+                                                        FaultEvent("update-config", {}, True)]))
+    assert not zombie_across_update(Observation(faults=[FaultEvent("pause", {}, False),
+                                                        FaultEvent("update-config", {}, True)]))
+
+
+def test_C1_a_record_behind_a_broken_off_commit_of_several_files_is_pending_not_lost(tmp_path):
+    """FieldPartitioner: a rotation commits three files of orders-1 one after another; the answer
+    to the second Complete is lost (S3 applied it), so orders-1@3 is visible while orders-1@2's
+    file is rewound to (C1) and, after a crash and flush.size 4 -> 5, still waits for a fifth
+    record. Nothing is committed past it: it is not yet visible, not lost."""
+    sc = Scenario.load(FIXTURES / "field-partition-broken-off-commit.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    no_loss = next(v for v in r.verdicts if v.property == "no-loss")
+    assert C1 in r.claim.caveats
+    assert no_loss.status == "pass" and "orders-1@2" in no_loss.details["not_yet_visible"]
+
+
+def test_C3_a_key_the_first_config_made_visible_is_rewritten_whole_after_the_update(tmp_path):
+    """flush.size=1 completes orders+0+0000000001 with one record; nothing is committed before
+    a crash, then flush.size becomes 6 and the new task writes the same key with two records.
+    The first version is a whole object of the first config (the model keeps it as superseded),
+    not a partial one."""
+    sc = Scenario.load(FIXTURES / "crash-then-config-update-rewrites-a-key.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    key = "topics/orders/year=2024/month=05/day=01/hour=10/orders+0+0000000001.bin.gz"
+    assert [len(o.offsets) for o in r.expectation.superseded if o.key == key] == [1]
+    assert [len(o.offsets) for o in r.expectation.objects if o.key == key] == [2]
+    etags = {o.etag for s in r.observation.bucket_samples for o in s.objects if o.key == key}
+    assert len(etags) == 2  # both versions were seen
+    visibility = next(v for v in r.verdicts if v.property == "atomic-visibility")
+    assert visibility.status == "pass", visibility.witnesses
+
+
+def test_R1_4_two_writers_failing_in_one_put_leave_neither_writers_part_of_it_certain():
+    """Writers run in a shuffled order (R1.4): when orders-0 and orders-2 both meet a record that
+    kills the task in the same put, whichever runs first dies before the other writes, so even
+    the writer the model names first may have written nothing of that put (generated-016 of
+    `--profile ci` with four partitions: the sink died at orders-2@0 before orders-0's file)."""
+    f0 = TaskFailure(1, "R11.4", "null key", "orders", 0, None)
+    f2 = TaskFailure(0, "R11.4", "null key", "orders", 2, None)
+    tps = [("orders", p) for p in range(4)]
+    cut = cut_at_failure([f0, f2], tps, None)
+    assert cut.failure == f0 and cut.contested
+    assert not cut.certain("orders", 0, None)
+    alone = cut_at_failure([f0], tps, None)
+    assert alone.certain("orders", 0, None) and not alone.certain("orders", 2, None)
+
+
+def test_R12_1_another_partitions_records_produced_after_a_fatal_null_may_be_written_before_it():
+    """A null value with behavior.on.null.values=fail kills the task (R12.1) in a put the model
+    cannot place. The consumer's fetches do not follow the produce order across partitions, so
+    t-1's record produced after the null may have been put, and its file committed, first:
+    real Confluent 12.1.9 did so (`--profile default --seed 13085452`, generated-003: orders-1's
+    file of offsets 8-9). The model's files bound that partition from below only."""
+    from adapters.observation import BucketSample, Observation, S3Object, StatusSample
+    from conformance.checkers import RunData, run_checks
+    from conformance.claims import claim_for
+    from reference_impl.config import parse_config
+    from reference_impl.connect_data import SinkRecord
+    from reference_impl.model import expect
+
+    config = {"format.class": "io.confluent.connect.s3.format.json.JsonFormat", "flush.size": "1",
+              "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b",
+              "behavior.on.null.values": "fail", "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+    rows = [(0, 0, {"seq": 0}), (0, 1, None), (1, 0, {"seq": 2})]
+    sc = Scenario("unit", config, {"t": 2}, [{"topic": "t", "partition": p, "timestamp": 0, "key": None, "value": v,
+                                              "headers": []} for p, _, v in rows])
+    records = [SinkRecord.from_json({"topic": "t", "partition": p, "offset": o, "timestamp": 0, "key": None,
+                                     "value": v, "headers": []}) for p, o, v in rows]
+    cfg = parse_config(config)
+    exp = expect(cfg, records)
+    assert exp.task_failure.rule == "R12.1" and not [o for o in exp.objects if o.partition == 1]
+    objects = {"topics/t/partition=0/t+0+0000000000.json": b'{"seq":0}\n',
+               "topics/t/partition=1/t+1+0000000000.json": b'{"seq":2}\n'}
+    obs = Observation(bucket_samples=[BucketSample(1, tuple(S3Object(k, len(b), k, b) for k, b in objects.items()), ())],
+                      statuses=[StatusSample(1, "RUNNING", ("FAILED",))], quiet=True)
+    verdicts = {v.property: v for v in run_checks(RunData(sc, "pysink", obs, claim_for("pysink", config, []), cfg,
+                                                          exp, records))}
+    assert verdicts["exact-object-set"].status == "pass", verdicts["exact-object-set"].witnesses
+    assert verdicts["file-count"].status == "pass"
+
+
+def test_R3_3_a_time_based_partitioner_without_rotate_interval_keeps_several_files_open_so_C1_applies():
+    """Partition-change rotation needs rotate.interval.ms (R3.3): without it an HourlyPartitioner
+    holds a file per hour open, and a retriable error in their commit rewrites committed records
+    (C1), as FieldPartitioner does (`--profile default --seed 3`, generated-090: a late record's
+    file waited to be written again while the next hour's file was visible)."""
+    from conformance.claims import claim_for
+    from conformance.scenario import FaultStep
+
+    hourly = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "flush.size": "5",
+              "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+              "timestamp.extractor": "Record", "locale": "en-US", "timezone": "UTC"}
+    lost = [FaultStep(8, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response"})]
+    assert C1 in claim_for("confluent", hourly, lost, None).caveats
+    assert C1 not in claim_for("confluent", {**hourly, "rotate.interval.ms": "60000"}, lost, None).caveats
+
+
+def test_R12_3_a_tombstone_keys_file_at_another_offset_is_no_orphan_where_boundaries_do_not_bind(tmp_path):
+    """Tombstone files hold keys only (R12.3). Under C1 (FieldPartitioner, a retriable error) the
+    rewrite starts a tombstone file at another offset than the model's; with no value object to
+    stand beside, it is not an orphan (`--profile default --seed 4`, generated-068)."""
+    sc = Scenario.load(FIXTURES / "tombstone-keys-file-rewritten-at-another-offset.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    assert any("/tombstone/" in o.key and ".keys." in o.key for o in r.observation.final_bucket.objects)
+    contents = next(v for v in r.verdicts if v.property == "contents")
+    assert contents.status == "pass", contents.witnesses
+
+
+def test_R1_4_a_rule_armed_in_the_batch_of_a_fatal_null_is_left_out_of_the_schedule():
+    """A null value with behavior.on.null.values=fail fails the put it arrives in before any
+    writer runs (R1.4, R12.1): a rule on an upload armed with the records produced in one go
+    with the null has nothing to fire on, and the run would end unknown (`--profile default
+    --seed 2`, generated-202: rotate.schedule.interval.ms, the null at offset 10)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    recs = [dict(r) for r in sc.records] + [{**sc.records[0], "value": None}]
+    cfg = {**sc.connector, "behavior.on.null.values": "fail"}
+    rule = FaultStep(1, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response", "nth": 1,
+                               "name": "f0"})
+    assert [f.kind for f in that_can_fire(cfg, recs, [rule, FaultStep(5, "crash")])] == ["crash"]
+
+
+def test_C3_a_rule_armed_before_a_config_update_counts_the_uploads_of_the_new_config_too():
+    """The records before a config update may be read only after it (no poll came between) and
+    are then written under the new config: with flush.size 1 -> 3 and one record, the second
+    Complete never comes (`--profile ci`, generated-013 with four partitions, left unknown)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    cfg = {k: v for k, v in sc.connector.items() if k != "rotate.schedule.interval.ms"}
+    cfg["flush.size"] = "1"
+    rule = FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "error-200", "nth": 2, "name": "f0"})
+    update = FaultStep(1, "update-config", {"config": {"flush.size": "3"}})
+    assert [f.kind for f in that_can_fire(cfg, sc.records[:1], [rule, update])] == ["update-config"]
+    assert [f.kind for f in that_can_fire(cfg, sc.records[:1], [rule])] == ["s3"]
+
+
+def test_R3_4_no_scheduled_rotation_is_counted_for_a_batch_the_task_dies_in():
+    """Scheduled rotation commits at a put after the boundary (R3.4): records held in the batch
+    a null key kills the task in (R11.4) are never committed by it, so a rule that waits for
+    their upload cannot fire (`--profile default --seed 16`, generated-126, left unknown)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    recs = [dict(r) for r in sc.records]
+    recs[2] = {**recs[2], "key": None}
+    rule = FaultStep(1, "s3", {"operation": "UploadPart", "action": "hang", "nth": 2, "name": "f0"})
+    steps = [rule, FaultStep(4, "wait-fired", {"rule": "f0", "seconds": 30}), FaultStep(4, "crash")]
+    assert [f.kind for f in that_can_fire(sc.connector, recs, steps)] == ["crash"]
+
+
+def test_R1_4_a_restart_right_after_records_does_not_cut_their_batch_from_the_fatal_nulls():
+    """A rebalance right after records are produced may come before the sink read any of them:
+    its successor reads them with what follows, up to a fatal null, in one put that fails before
+    any write (R1.4). Only a step that lets the sink poll (quiet, wait, wait-fired, pause) cuts
+    the stream (`--profile default --seed 12`, generated-128, left unknown)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    recs = [dict(r) for r in sc.records] + [{**sc.records[0], "value": None}]
+    cfg = {**sc.connector, "behavior.on.null.values": "fail"}
+    rule = FaultStep(0, "s3", {"operation": "UploadPart", "action": "fail", "status": 500, "nth": 2, "name": "f0"})
+    assert [f.kind for f in that_can_fire(cfg, recs, [rule, FaultStep(2, "rebalance")])] == ["rebalance"]
+    polled = [rule, FaultStep(2, "quiet", {"seconds": 30}), FaultStep(2, "rebalance")]
+    assert [f.kind for f in that_can_fire(cfg, recs, polled)] == ["s3", "quiet", "rebalance"]
+
+
+def test_a_hang_armed_while_another_holds_the_sink_is_left_out_of_the_schedule():
+    """Two crash-mid-upload faults armed together: the first hang parks the sink, so the second
+    waits for requests that never come while it is parked, and its run would end unknown
+    (`--profile default --seed 15`, generated-054)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    cfg = {k: v for k, v in sc.connector.items() if k != "rotate.schedule.interval.ms"}
+    cfg["flush.size"] = "1"
+
+    def hang(name: str, nth: int) -> FaultStep:
+        return FaultStep(0, "s3", {"operation": "UploadPart", "action": "hang", "nth": nth, "name": name})
+
+    steps = [hang("a", 2), hang("b", 1), FaultStep(3, "wait-fired", {"rule": "a", "seconds": 30}),
+             FaultStep(3, "crash"), FaultStep(3, "release", {"rule": "a"}),
+             FaultStep(4, "wait-fired", {"rule": "b", "seconds": 30}), FaultStep(4, "crash"),
+             FaultStep(4, "release", {"rule": "b"})]
+    kept = that_can_fire(cfg, sc.records, steps)
+    assert [(f.kind, f.params.get("name") or f.params.get("rule")) for f in kept] == [
+        ("s3", "a"), ("wait-fired", "a"), ("crash", None), ("release", "a"), ("crash", None)]
+
+
+def test_R1_4_the_batch_the_task_dies_in_is_the_first_with_any_writers_failing_record():
+    """The model names one failing writer (the first by topic-partition), but writers run in a
+    shuffled order (R1.4): the task dies in the first batch holding any writer's failing record,
+    and no scheduled rotation commits what that batch holds (`--profile default --seed 19`,
+    generated-100: orders-1@0 had no headers, the model named orders-0@1)."""
+    from conformance.strategies import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
+    recs = [{**sc.records[0], "partition": 1, "key": None}] + [dict(r) for r in sc.records]
+    recs[4] = {**recs[4], "key": None}  # orders-0's own failure comes later in the stream
+    rule = FaultStep(1, "s3", {"operation": "UploadPart", "action": "fail", "status": 500, "nth": 1, "name": "f0"})
+    steps = [rule, FaultStep(2, "wait", {"seconds": 1.0}), FaultStep(5, "crash")]
+    assert [f.kind for f in that_can_fire(sc.connector, recs, steps)] == ["wait", "crash"]
