@@ -194,14 +194,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return Exit.USAGE
+    from sinkcheck.lifecycle import as_interrupted, signals_interrupt
+
     try:
-        return int(args.func(args))
+        with signals_interrupt():  # run and gate keep what finished; every other command just stops
+            return int(args.func(args))
     except InputError as e:  # UsageError, and the suite's refusals of a scenario or a target
         print(f"sinkcheck {args.command}: {e}", file=sys.stderr)
         return Exit.USAGE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return Exit.INTERNAL
+    except KeyboardInterrupt as e:
+        stop = as_interrupted(e)
+        print(f"sinkcheck {args.command}: interrupted by {stop.name}", file=sys.stderr)
+        return stop.exit_code
     except Exception:
         print(f"sinkcheck {args.command}: internal error (a bug in sinkcheck, please report it):", file=sys.stderr)
         traceback.print_exc()

@@ -17,6 +17,7 @@ from typing import Any
 from conformance.session import (FAILURES_DIR, PROFILES, Session, environment, fmt_secs, model_version, named_scenarios,
                                  own_named_scenarios, redacted_scenario, run_target, saved_failures, scenario_id, slug)
 from sinkcheck.exitcodes import Exit, UsageError
+from sinkcheck.lifecycle import as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_target_spec, examples_for, load_connector_config, load_preflight, parse_budget,
                                resolve_profile, resolve_props, validate_for_target)
 from sinkcheck.terminal import Terminal, exit_for, print_outcome
@@ -39,7 +40,13 @@ def own_preflight(out: Path, term: "Terminal") -> list[dict[str, Any]]:
 
 
 def cmd_run(args: Any) -> int:
+    with holding(Path(args.out), "sinkcheck run " + " ".join(args.target or ["pysink"])):
+        return _run(args)
+
+
+def _run(args: Any) -> int:
     from reports import ReportContext, write_reports
+    from reports.context import interruption_text
     from reports.redact import Redactor
 
     started = time.monotonic()
@@ -78,20 +85,26 @@ def cmd_run(args: Any) -> int:
              + " generated scenarios per target"
              + (f" · budget {fmt_secs(budget)}" if budget is not None else ""))
 
+    stopped = None
     try:
         for spec in targets:
             run_target(sess, spec, failures_dir, named, connector, args.connector_version, seed, examples[spec],
                        derandomize, max_records, picked=bool(args.scenario), with_faults=not args.no_faults)
             sess.close()  # a target's stack is done with once its scenarios ran
+    except KeyboardInterrupt as e:  # the runs that finished are reported, marked interrupted
+        stopped = as_interrupted(e)
+        term.err(f"sinkcheck run: {stopped.name}: stopping the runs; writing the {len(sess.results) + len(sess.errors)} "
+                 "that finished")
     finally:
         sess.close()
-    if preflight is None and needs_s3 and args.preflight_s3 and (sess.results or sess.errors):
+    late = defer_signals(term.err)
+    if stopped is None and preflight is None and needs_s3 and args.preflight_s3 and (sess.results or sess.errors):
         try:
             preflight = own_preflight(out, term)
         except Exception as e:  # noqa: BLE001 - the report says why it has no preflight
             preflight = [{"check": "preflight of sinkcheck's S3 server", "status": "error", "detail": f"{type(e).__name__}: {e}"}]
     term.progress("")
-    if not sess.results and not sess.errors:
+    if not sess.results and not sess.errors and stopped is None:
         why = []
         if props:
             why.append(f"--property {', '.join(sorted(props))} is claimed by none of the scenarios for {', '.join(targets)}")
@@ -133,6 +146,9 @@ def cmd_run(args: Any) -> int:
         ctx.environment[f"warm stack start-up ({spec})"] = f"{secs:.1f} s"
     if sess.skipped_budget:
         ctx.notes.append(f"{sess.skipped_budget} scenarios were not run: the budget ({args.budget}) ran out")
+    if stopped is not None:
+        ctx.interrupted = {"signal": stopped.name, "finished": len(sess.results) + len(sess.errors),
+                           "planned": max(sess.total_hint, len(sess.results) + len(sess.errors))}
     if baseline is not None:
         from reports.context import entry
         from reports.diff import diff_entries
@@ -140,8 +156,10 @@ def cmd_run(args: Any) -> int:
         ctx.baseline = diff_entries(baseline, [entry(r, ctx) for r in sess.results])
     paths = write_reports(out, sess.results, ctx)
     extra = f" · budget ran out, {sess.skipped_budget} not run" if sess.skipped_budget else ""
-    print_outcome(term, sess.results, sess.errors, paths, seed, profile, time.monotonic() - started, extra)
-    return exit_for(sess.results, sess.errors)
+    print_outcome(term, sess.results, sess.errors, paths, seed, profile, time.monotonic() - started, extra,
+                  interrupted=interruption_text(ctx))
+    stopped = stopped or late.stopped()
+    return stopped.exit_code if stopped is not None else exit_for(sess.results, sess.errors)
 
 
 def add_run_parser(sub: Any) -> None:

@@ -54,7 +54,7 @@ def exit_for(results: list[Any], errors: list[dict[str, Any]]) -> Exit:
 
 
 def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any]], paths: dict[str, Path],
-                  seed: int | None, profile: str, elapsed: float, extra: str = "") -> None:
+                  seed: int | None, profile: str, elapsed: float, extra: str = "", interrupted: str | None = None) -> None:
     from conformance.pytest_plugin import failure_block
 
     for r in results:
@@ -69,6 +69,9 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
     n_pass = sum(1 for r in results if r.status == "pass")
     code = exit_for(results, errors)
     word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.UNKNOWN: "UNKNOWN", Exit.INTERNAL: "ERROR"}[code]
+    if interrupted:
+        term.out(interrupted)
+        word = f"INTERRUPTED ({word} so far)"
     term.out(f"{word}: {len(results)} runs: {n_pass} passed, {n_fail} failed, {n_unk} unknown, {len(errors)} errors "
              f"in {elapsed:.1f}s · seed {seed} · profile {profile}{extra}")
     for k, p in paths.items():
