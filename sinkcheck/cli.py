@@ -108,26 +108,33 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from conformance.pytest_plugin import failure_block
-    from conformance.runner import run_scenario
     from conformance.scenario import Scenario, ScenarioError
+    from conformance.session import execute
     from conformance.targets import TargetSpecError
 
+    from sinkcheck.lifecycle import holding
     from sinkcheck.options import check_target_spec
 
     try:
         scenario = Scenario.load(args.scenario)
     except ScenarioError as e:
         raise UsageError(str(e)) from None
-    check_target_spec(args.target, args.plugin_path, lambda m: print(m, file=sys.stderr))
+    recorded = (scenario.played_on or {}).get("target")
+    target = args.target or recorded or "pysink"
+    check_target_spec(target, args.plugin_path, lambda m: print(m, file=sys.stderr))
     out = Path(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
-    out.mkdir(parents=True, exist_ok=True)
-    scenario.save(out / "scenario.json")
-    print(f"replaying {args.scenario} ({len(scenario.records)} records, {len(scenario.faults)} faults) "
-          f"against {args.target} ...", file=sys.stderr)
-    try:
-        result = run_scenario(scenario, args.target, out, plugin_path=args.plugin_path)
-    except (TargetSpecError, ScenarioError) as e:
-        raise UsageError(str(e)) from None
+    with holding(out, f"sinkcheck replay {args.scenario}"):
+        scenario.save(out / "scenario.json")
+        whence = (" (the target recorded in the file)" if not args.target and recorded
+                  else " (the file records no target; --target picks one)" if not args.target else "")
+        ran = (scenario.played_on or {}).get("connector")
+        print(f"replaying {args.scenario} ({len(scenario.records)} records, {len(scenario.faults)} faults) "
+              f"against {target}{whence}" + (f"; it failed on connector {ran}" if ran and target == recorded else "")
+              + " ...", file=sys.stderr)
+        try:  # through the session, as run and gate play a target spec (model@VERSION included)
+            result = execute(scenario, target, out, plugin_path=args.plugin_path)
+        except (TargetSpecError, ScenarioError) as e:
+            raise UsageError(str(e)) from None
     sets = [(result.claim, result.verdicts)] + list(getattr(result, "other_claims", []))
     for claim, verdicts in sets:
         if len(sets) > 1:  # a target with several claims (Spark: through its log, and a raw listing)
@@ -138,7 +145,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"  {mark} {v.property:<18} {claimed:<8} {v.message}")
     if result.failed():
         print(failure_block(result))
-    print(f"{result.status.upper()}: {args.target} on {scenario.name} in {result.wall_s:.1f}s "
+    print(f"{result.status.upper()}: {target} on {scenario.name} in {result.wall_s:.1f}s "
           f"(claim {result.claim.name}); logs in {out}")
     return {"pass": Exit.OK, "fail": Exit.FAILED, "unknown": Exit.UNKNOWN}[result.status]
 
@@ -168,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("replay", help="run a saved scenario again against a target")
     r.add_argument("scenario", help="SCENARIO.json (saved by a run, or written by hand)")
-    r.add_argument("--target", default="pysink", help="pysink[:broker][:<variant>], kafka-connect:<aiven|camel|confluent>, module:Class")
+    r.add_argument("--target", default=None, help="pysink[:broker][:<variant>], kafka-connect:<aiven|camel|confluent>, "
+                   "model@<version>, module:Class (default: the target the file records, else pysink)")
     r.add_argument("--plugin-path", action="append", default=[], help="Kafka Connect plugin directory (Confluent)")
     r.add_argument("--out", default=None, help="where the run's logs go (default .sinkcheck/replay/<name>)")
     r.set_defaults(func=cmd_replay)

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance.session import (FAILURES_DIR, PROFILES, Session, environment, fmt_secs, model_version, named_scenarios,
-                                 own_named_scenarios, redacted_scenario, run_target, saved_failures, scenario_id, slug)
+from conformance.session import (FAILURES_DIR, PROFILES, Session, environment, failure_file_name, failure_scenario, fmt_secs,
+                                 model_version, named_scenarios, own_named_scenarios, run_target, saved_failures, slug)
 from sinkcheck.exitcodes import Exit, UsageError
 from sinkcheck.lifecycle import as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_target_spec, examples_for, load_connector_config, load_preflight, parse_budget,
@@ -79,8 +79,11 @@ def _run(args: Any) -> int:
     sess = Session(out, props, None if budget is None else started + budget, args.plugin_path,
                    progress=term.progress, warn=term.err, redactor=redactor)
     examples = {spec: examples_for(spec, profile, args) for spec in targets}
-    sess.total_hint = sum(len(saved_failures(failures_dir, spec)) + len(named) + (len(own_named_scenarios(spec)) if named and not args.scenario else 0) + examples[spec] for spec in targets)
+    picked = [sc.name for sc in named] if args.scenario else None
+    saved = {spec: len(saved_failures(failures_dir, spec, picked)) for spec in targets}
+    sess.total_hint = sum(saved[spec] + len(named) + (len(own_named_scenarios(spec)) if named and not args.scenario else 0) + examples[spec] for spec in targets)
     term.err(f"sinkcheck run: {', '.join(targets)} · profile {profile} · seed {seed} · "
+             + ", ".join(sorted({str(n) for n in saved.values()})) + " saved + "
              f"{len(named)} named + " + ", ".join(sorted({str(n) for n in examples.values()}))
              + " generated scenarios per target"
              + (f" · budget {fmt_secs(budget)}" if budget is not None else ""))
@@ -122,8 +125,8 @@ def _run(args: Any) -> int:
     for r in sess.results:
         if not r.failed():
             continue
-        red = redacted_scenario(r.scenario, redactor)
-        name = f"{slug(r.target)}--{slug(r.scenario.name)}-{scenario_id(red)}.json"
+        red = failure_scenario(r, redactor)
+        name = failure_file_name(red)  # one per failure signature: found again, it replaces its file
         p = red.save(out / "failures" / name)
         reproducers[str(r.run_dir)] = str(p)
         if args.save_failures:

@@ -1,0 +1,143 @@
+"""A command's life beside its verdicts: a signal keeps what finished (exit 130/143), one command
+per --out, reproducers that replay where they failed, one saved failure per failure signature.
+On the Python sink's simulation and in-test targets: seconds each."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sinkcheck.cli import main
+from sinkcheck.exitcodes import Exit
+from sinkcheck.lifecycle import LOCK_FILE
+from test_cli_exit_codes import CHEAP, FLAKY, LosingTarget, PassingTarget, SwitchTarget, run, spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_keeps_the_finished_runs_in_reports_marked_interrupted(tmp_path: Path, sig: int, code: int) -> None:
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "sinkcheck", "run", "--target", "pysink", "--profile", "ci",
+                             "--scenario", "rotate-interval-table", "--scenario", "rotate-schedule-table",
+                             "--examples", "100", "--no-preflight", "--no-save-failures", "--out", str(out)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # not a TTY: one progress line per run started
+            if line.startswith("[sinkcheck] 2/"):
+                break
+        else:
+            pytest.fail("no progress line before the run ended")
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == code, stderr
+    doc = json.loads((out / "results.json").read_text())
+    stopped = doc["interrupted"]
+    assert doc["status"] == "interrupted" and stopped["signal"] == signal.Signals(sig).name
+    assert stopped["finished"] == len(doc["results"]) >= 2 and stopped["planned"] == 102
+    assert f"{stopped['finished']} of 102 planned runs finished" in stdout
+    assert "INTERRUPTED" in (out / "report.html").read_text()
+    assert 'type="interrupted"' in (out / "junit.xml").read_text()
+    assert not (out / LOCK_FILE).exists()
+
+
+def test_an_out_dir_held_by_a_live_command_is_refused_with_4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    holder = subprocess.Popen(["sleep", "60"])
+    try:
+        (tmp_path / "out").mkdir()
+        (tmp_path / "out" / LOCK_FILE).write_text(json.dumps({"pid": holder.pid, "command": "sinkcheck run pysink"}))
+        assert run(tmp_path, "--target", spec(PassingTarget), *CHEAP) == Exit.USAGE
+        err = capsys.readouterr().err
+        assert f"in use by pid {holder.pid} (sinkcheck run pysink" in err
+        assert not (tmp_path / "out" / "results.json").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_stale_lock_is_taken_over_and_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / LOCK_FILE).write_text(json.dumps({"pid": gone.pid, "command": "sinkcheck gate"}))
+    assert run(tmp_path, "--target", spec(PassingTarget), *CHEAP, "--no-preflight") == Exit.OK
+    assert f"taking over the lock of {tmp_path / 'out'}: its holder (pid {gone.pid}, sinkcheck gate) is gone" \
+        in capsys.readouterr().err
+    assert not (tmp_path / "out" / LOCK_FILE).exists()  # released at the end
+
+
+def test_replay_without_target_plays_the_target_the_failure_was_found_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(tmp_path, "--target", spec(LosingTarget), *CHEAP, "--no-preflight") == Exit.FAILED
+    [saved] = (tmp_path / "saved").iterdir()
+    doc = json.loads(saved.read_text())
+    assert doc["played_on"]["target"] == spec(LosingTarget) and "no-loss" in doc["played_on"]["failed"]
+    capsys.readouterr()
+    # with no --target it fails again where it failed, not on the Python sink
+    assert main(["replay", str(saved), "--out", str(tmp_path / "replay")]) == Exit.FAILED
+    err = capsys.readouterr().err
+    assert f"against {spec(LosingTarget)} (the target recorded in the file)" in err
+    assert main(["replay", str(saved), "--target", spec(PassingTarget), "--out", str(tmp_path / "replay")]) == Exit.OK
+
+
+def test_every_reproducer_a_model_gate_prints_replays_as_printed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gate", "--baseline", "model@10.5.23", "--candidate", "model@10.6.3", "--scenario",
+                 "late-records-across-hour-edge", "--examples", "0", "--profile", "ci",
+                 "--out", str(tmp_path / "gate")]) == Exit.OK
+    printed = [ln.split("sinkcheck replay ", 1)[1] for ln in capsys.readouterr().out.splitlines()
+               if "sinkcheck replay " in ln]
+    assert len(printed) == 2 and any("model@10.5.23" in p for p in printed)
+    for cmd in printed:
+        assert main(["replay", *shlex.split(cmd)]) == Exit.OK, cmd
+    # the file alone names the target too
+    assert main(["replay", shlex.split(printed[0])[0]]) == Exit.OK
+    assert "(the target recorded in the file)" in capsys.readouterr().err
+
+
+def test_a_failure_found_again_under_another_seed_keeps_one_saved_file(tmp_path: Path) -> None:
+    for seed in ("1", "2", "3"):  # a named scenario takes the run's seed: once a new file per run
+        assert run(tmp_path, "--target", spec(LosingTarget), *CHEAP, "--seed", seed, "--no-preflight") == Exit.FAILED
+    assert len(list((tmp_path / "saved").iterdir())) == 1
+    assert len(list((tmp_path / "out" / "failures").iterdir())) == 1
+
+
+def test_picked_scenarios_replay_only_their_saved_failures_and_the_banner_counts_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    two = ("--scenario", "rotate-interval-table", "--scenario", "rotate-schedule-table", "--examples", "0", "--no-preflight")
+    assert run(tmp_path, "--target", spec(LosingTarget), *two) == Exit.FAILED
+    assert len(list((tmp_path / "saved").iterdir())) == 2
+    capsys.readouterr()
+    assert run(tmp_path, "--target", spec(LosingTarget), *CHEAP, "--no-preflight") == Exit.FAILED
+    assert "1 saved + 1 named + 0 generated" in capsys.readouterr().err
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert sorted((e["origin"], e["scenario"]) for e in doc["results"]) == [
+        ("named", "rotate-interval-table"), ("saved-failure", "rotate-interval-table")]
+    assert len(list((tmp_path / "saved").iterdir())) == 2  # the same two signatures: no new file
+
+
+def test_a_saved_failure_that_passes_on_replay_is_retired_and_said_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    FLAKY["lose"] = True
+    try:
+        assert run(tmp_path, "--target", spec(SwitchTarget), *CHEAP, "--no-preflight") == Exit.FAILED
+        [saved] = (tmp_path / "saved").iterdir()
+        FLAKY["lose"] = False
+        capsys.readouterr()
+        assert run(tmp_path, "--target", spec(SwitchTarget), *CHEAP, "--no-preflight") == Exit.OK
+        assert f"saved failure {saved.name} (rotate-interval-table: commit-safety, no-loss) passes now on " \
+               f"{spec(SwitchTarget)}: retired, file removed" in capsys.readouterr().err
+        assert list((tmp_path / "saved").iterdir()) == []
+    finally:
+        FLAKY["lose"] = True
