@@ -28,6 +28,8 @@ def cmd_model(args: argparse.Namespace) -> int:
     from reference_impl.config import ConfigError, ConfigSyntaxError, parse_config
     from reference_impl.model import InputError, expect, parse_puts_lines, parse_records_lines
     from reference_impl.versions import VersionError
+    from reports.redact import Redactor
+    from sinkcheck.terminal import Terminal
 
     try:
         cfg = parse_config(_read(args.config, "connector config"), version=args.connector_version)
@@ -37,12 +39,21 @@ def cmd_model(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.config}: {e}") from None
     except VersionError as e:
         raise UsageError(f"--connector-version: {e}") from None
+    from sinkcheck.model_input import check_local_fits, lines_with_progress, parse_size
+
     puts = None
+    progress = Terminal(Redactor()).progress
     try:
         if args.puts:
             puts = parse_puts_lines(_read(args.puts, "put schedule").split("\n"), args.puts)
         if args.engine == "local" and not args.records.endswith(".parquet"):
-            records = parse_records_lines(_read(args.records, "records").split("\n"), args.records)
+            if not os.path.isfile(args.records):
+                _read(args.records, "records")  # says why it cannot be read
+            check_local_fits(args.records, parse_size(args.max_memory))
+            reading = time.monotonic()
+            records = parse_records_lines(lines_with_progress(args.records, progress), args.records)
+            if time.monotonic() - reading > 2:  # a long read: the work after it is as long
+                progress(f"[sinkcheck] model: {len(records)} records read; computing what the connector writes…")
     except InputError as e:
         raise UsageError(str(e)) from None
 
@@ -68,7 +79,10 @@ def cmd_model(args: argparse.Namespace) -> int:
 
         if not os.path.exists(args.records):
             raise UsageError(f"records file not found: {args.records}")
-        spark = spark_session(args.spark_master)
+        progress("[sinkcheck] model: starting Spark…")
+        # on a terminal Spark's own stage bar shows how far each stage got, as spark-shell's does
+        spark = spark_session(args.spark_master, conf={"spark.ui.showConsoleProgress": str(sys.stderr.isatty()).lower()})
+        progress("[sinkcheck] model: Spark running the model over the records…")
         try:
             df = records_dataframe(spark, args.records)
             try:
@@ -90,6 +104,7 @@ def cmd_model(args: argparse.Namespace) -> int:
             recs = {off: by_tp_offset[(o.topic, o.partition, off)] for off in o.offsets}
             j["contents"] = object_contents(cfg, o, recs)
     text = json.dumps(out, indent=2) + "\n"
+    progress("")
     if args.out == "-":
         sys.stdout.write(text)
     else:
@@ -170,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an object already in the bucket from an earlier run (repeatable; R8)")
     m.add_argument("--existing-keys", metavar="FILE", help="a file of such keys, one per line")
     m.add_argument("--contents", action="store_true", help="add each object's decoded contents (local engine)")
+    m.add_argument("--max-memory", default="1G", help="the local engine holds every record: an input it would need "
+                   "more memory for is refused before it starts, pointing to --engine spark (default 1G)")
     m.add_argument("--out", required=True, help="EXPECTED.json ('-' for stdout)")
     m.set_defaults(func=cmd_model)
 

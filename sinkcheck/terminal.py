@@ -31,7 +31,7 @@ class Terminal:
             sys.stderr.write("\r\x1b[K" + text[:200])
             sys.stderr.flush()
             self._progress_shown = True
-        else:
+        elif text:  # no TTY line to clear: nothing to print
             print(text, file=sys.stderr, flush=True)
 
     def _clear(self) -> None:

@@ -141,3 +141,15 @@ def test_a_saved_failure_that_passes_on_replay_is_retired_and_said_so(
         assert list((tmp_path / "saved").iterdir()) == []
     finally:
         FLAKY["lose"] = True
+
+
+def test_model_refuses_before_it_starts_an_input_the_local_engine_cannot_hold(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ex = ROOT / "examples"
+    args = ["model", "--config", str(ex / "connector.json"), "--records", str(ex / "records.jsonl"),
+            "--out", str(tmp_path / "expected.json")]
+    assert main([*args, "--max-memory", "10M"]) == Exit.USAGE
+    err = capsys.readouterr().err
+    assert f"--records {ex / 'records.jsonl'}:" in err and "take --engine spark" in err
+    assert not (tmp_path / "expected.json").exists()
+    assert main(args) == Exit.OK and (tmp_path / "expected.json").exists()
