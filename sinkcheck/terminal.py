@@ -62,6 +62,14 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
             term.out(failure_block(r))
             term.out("  steps:\n" + "\n".join("    " + ln for ln in r.scenario.steps().splitlines()))
             term.out()
+    for r in results:  # what an unknown verdict rests on: which run, which property, why
+        if r.status == "unknown":
+            by_reason: dict[str, list[str]] = {}  # one reason (a message's first clause) often holds for many
+            for v in r.all_verdicts():
+                if v.claimed and v.status == "unknown":
+                    by_reason.setdefault(v.message.split("; ")[0], []).append(v.property)
+            why = "; ".join(f"{', '.join(props)}: {reason}" for reason, props in by_reason.items())
+            term.out(f"UNKNOWN {r.scenario.name} on {r.target}: {why or 'no verdict'}")
     for e in errors:
         term.out(f"ERROR {e['scenario']} on {e['target']}: {e['error']}\n  scenario: {e.get('scenario_file')}")
     n_fail = sum(1 for r in results if r.status == "fail")

@@ -153,3 +153,12 @@ def test_model_refuses_before_it_starts_an_input_the_local_engine_cannot_hold(
     assert f"--records {ex / 'records.jsonl'}:" in err and "take --engine spark" in err
     assert not (tmp_path / "expected.json").exists()
     assert main(args) == Exit.OK and (tmp_path / "expected.json").exists()
+
+
+def test_the_summary_names_each_unknown_run_and_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from test_cli_exit_codes import UnfiredFaultTarget
+
+    assert run(tmp_path, "--target", spec(UnfiredFaultTarget), *CHEAP, "--no-preflight") == Exit.UNKNOWN
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("UNKNOWN ")]
+    assert lines[0].startswith(f"UNKNOWN rotate-interval-table on {spec(UnfiredFaultTarget)}: ")
+    assert "crash" in lines[0] and "never fired" in lines[0], lines
