@@ -29,7 +29,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     from reference_impl.model import InputError, expect, parse_puts_lines, parse_records_lines
     from reference_impl.versions import VersionError
     from reports.redact import Redactor
-    from sinkcheck.terminal import Terminal
+    from sinkcheck.terminal import PLAIN_TICK_S, Terminal
 
     try:
         cfg = parse_config(_read(args.config, "connector config"), version=args.connector_version)
@@ -42,7 +42,8 @@ def cmd_model(args: argparse.Namespace) -> int:
     from sinkcheck.model_input import check_local_fits, lines_with_progress, parse_size
 
     puts = None
-    progress = Terminal(Redactor()).progress
+    term = Terminal(Redactor())
+    progress = term.progress
     try:
         if args.puts:
             puts = parse_puts_lines(_read(args.puts, "put schedule").split("\n"), args.puts)
@@ -51,7 +52,8 @@ def cmd_model(args: argparse.Namespace) -> int:
                 _read(args.records, "records")  # says why it cannot be read
             check_local_fits(args.records, parse_size(args.max_memory))
             reading = time.monotonic()
-            records = parse_records_lines(lines_with_progress(args.records, progress), args.records)
+            records = parse_records_lines(lines_with_progress(args.records, progress, 1.0 if term.tty else PLAIN_TICK_S),
+                                          args.records)
             if time.monotonic() - reading > 2:  # a long read: the work after it is as long
                 progress(f"[sinkcheck] model: {len(records)} records read; computing what the connector writes…")
     except InputError as e:
@@ -69,11 +71,14 @@ def cmd_model(args: argparse.Namespace) -> int:
         if puts is not None or existing:
             raise UsageError("--records: a Parquet dump has no put order; give RECORDS.jsonl with --puts/--existing-key")
         try:
-            exp = expect_arrow(cfg, pq.read_table(args.records), jvm_zone=args.jvm_zone)
+            progress(f"[sinkcheck] model: reading {args.records} and computing what the connector writes…")
+            with term.ticking():
+                exp = expect_arrow(cfg, pq.read_table(args.records), jvm_zone=args.jvm_zone)
         except ValueError as e:
             raise UsageError(str(e)) from None
     elif args.engine == "local":
-        exp = expect(cfg, records, puts, engine="local", jvm_zone=args.jvm_zone, existing_keys=existing)
+        with term.ticking():
+            exp = expect(cfg, records, puts, engine="local", jvm_zone=args.jvm_zone, existing_keys=existing)
     else:
         from reference_impl.spark_engine import expect_spark, records_dataframe, spark_session
 
@@ -81,13 +86,15 @@ def cmd_model(args: argparse.Namespace) -> int:
             raise UsageError(f"records file not found: {args.records}")
         progress("[sinkcheck] model: starting Spark…")
         # on a terminal Spark's own stage bar shows how far each stage got, as spark-shell's does
-        spark = spark_session(args.spark_master, conf={"spark.ui.showConsoleProgress": str(sys.stderr.isatty()).lower()})
+        with term.ticking():
+            spark = spark_session(args.spark_master, conf={"spark.ui.showConsoleProgress": str(term.tty).lower()})
         progress("[sinkcheck] model: Spark running the model over the records…")
         try:
             df = records_dataframe(spark, args.records)
             try:
-                exp = expect_spark(cfg, df, puts, jvm_zone=args.jvm_zone, manifest_path=args.manifest,
-                                   existing_keys=existing, clustered=args.clustered)
+                with term.ticking(spark=True):
+                    exp = expect_spark(cfg, df, puts, jvm_zone=args.jvm_zone, manifest_path=args.manifest,
+                                       existing_keys=existing, clustered=args.clustered)
             except InputError as e:
                 raise UsageError(str(e)) from None
         finally:

@@ -48,7 +48,8 @@ def signals_interrupt() -> Iterator[None]:
     def raise_it(signum: int, _frame: Any) -> None:
         raise Interrupted(signum)
 
-    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    # a signal ignored when the process started stays ignored (a shell's background job ignores SIGINT)
+    before = {s: h for s in (signal.SIGINT, signal.SIGTERM) if (h := signal.getsignal(s)) is not signal.SIG_IGN}
     for s in before:
         signal.signal(s, raise_it)
     try:
@@ -78,7 +79,8 @@ def defer_signals(warn: Callable[[str], None]) -> Deferred:
             warn(f"sinkcheck: {signal.Signals(signum).name}: finishing the reports first")
 
     for s in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(s, note)
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, note)
     return seen
 
 

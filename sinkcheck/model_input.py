@@ -49,8 +49,8 @@ def check_local_fits(records: str, max_memory: int) -> None:
                          "or raise --max-memory")
 
 
-def lines_with_progress(path: str, progress: Callable[[str], None]) -> Iterator[str]:
-    """The file's lines, saying how far the reading got every couple of seconds."""
+def lines_with_progress(path: str, progress: Callable[[str], None], every_s: float = PROGRESS_EVERY_S) -> Iterator[str]:
+    """The file's lines, saying how far the reading got every `every_s` seconds."""
     total = os.path.getsize(path)
     started = last = time.monotonic()
     done = n = 0
@@ -64,7 +64,7 @@ def lines_with_progress(path: str, progress: Callable[[str], None]) -> Iterator[
                 raise UsageError(f"{path}: line {n}: not UTF-8 text (byte {e.start + 1} of the line); records are "
                                  "JSON lines in UTF-8") from None
             now = time.monotonic()
-            if now - last >= PROGRESS_EVERY_S and total:
+            if now - last >= every_s and total:
                 last = now
                 left = (now - started) / done * (total - done)
                 progress(f"[sinkcheck] model: reading records {100 * done // total}% ({fmt_bytes(done)} of "
