@@ -150,7 +150,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
                                          notes=f"shrunk by Hypothesis from {len(original.scenario.records)} records and "
                                                f"{len(original.scenario.faults)} faults")
             chosen.scenario = shrunk
-            redacted_scenario(shrunk, sess.redactor).save(chosen.run_dir / "scenario.json")
+            dataclasses.replace(redacted_scenario(shrunk, sess.redactor), played_on={"target": spec}).save(
+                chosen.run_dir / "scenario.json")
         if attempts["other"]:
             sess.notes.append(f"{spec}: while shrinking {original.scenario.name} ({' / '.join(attempts['signature'] or ())}), "
                               f"{attempts['other']} smaller scenarios failed otherwise; they were not taken as its reproducer")
