@@ -93,8 +93,6 @@ def slug(text: str) -> str:
     return re.sub(r"[^\w.@-]+", "_", text)[:80]
 
 
-
-
 @dataclass
 class Session:
     """State of one `sinkcheck run` (or one side of a gate)."""

@@ -20,7 +20,7 @@ from conformance.session import (PROFILES, Session, environment, fmt_secs, model
                                  selected, slug)
 from sinkcheck.options import (check_target_spec, load_connector_config, load_preflight, parse_budget, resolve_profile,
                                resolve_props, validate_for_target)
-from sinkcheck.lifecycle import as_interrupted, defer_signals, holding
+from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.terminal import Terminal
 
 def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
@@ -112,7 +112,8 @@ def _gate(args: Any) -> int:
     from conformance.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
 
     sess.total_hint = len(jobs)
-    stopped = None
+    stopped: Interrupted | None = None
+    late: Deferred | None = None
     try:
         # on warm stacks (Kafka Connect sides) runs that touch only their own connector go at once
         warm = all(spec.startswith("kafka-connect:") for _, spec, _ in sides)
@@ -127,6 +128,7 @@ def _gate(args: Any) -> int:
             if r is not None and not isinstance(r, Exception):
                 per_side[side].append(r)
     except KeyboardInterrupt as e:  # the runs that finished are compared and reported, marked interrupted
+        late = defer_signals(term.err)  # stopping the stacks and writing the reports are not cut short
         stopped = as_interrupted(e)
         term.err(f"sinkcheck gate: {stopped.name}: stopping the runs; writing the {len(sess.results) + len(sess.errors)} "
                  "that finished")
@@ -134,7 +136,7 @@ def _gate(args: Any) -> int:
             per_side[Path(r.run_dir).relative_to(out).parts[0]].append(r)
     finally:
         sess.close()
-    late = defer_signals(term.err)
+    late = late or defer_signals(term.err)
     term.progress("")
     if not sess.results and not sess.errors and stopped is None:
         term.err("sinkcheck gate: nothing selected: no scenario ran on both sides"

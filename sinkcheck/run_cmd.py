@@ -17,7 +17,7 @@ from typing import Any
 from conformance.session import (FAILURES_DIR, PROFILES, Session, environment, failure_file_name, failure_scenario, fmt_secs,
                                  model_version, named_scenarios, own_named_scenarios, run_target, saved_failures, slug)
 from sinkcheck.exitcodes import Exit, UsageError
-from sinkcheck.lifecycle import as_interrupted, defer_signals, holding
+from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_target_spec, examples_for, load_connector_config, load_preflight, parse_budget,
                                resolve_profile, resolve_props, validate_for_target)
 from sinkcheck.terminal import Terminal, exit_for, print_outcome
@@ -88,19 +88,21 @@ def _run(args: Any) -> int:
              + " generated scenarios per target"
              + (f" · budget {fmt_secs(budget)}" if budget is not None else ""))
 
-    stopped = None
+    stopped: Interrupted | None = None
+    late: Deferred | None = None
     try:
         for spec in targets:
             run_target(sess, spec, failures_dir, named, connector, args.connector_version, seed, examples[spec],
                        derandomize, max_records, picked=bool(args.scenario), with_faults=not args.no_faults)
             sess.close()  # a target's stack is done with once its scenarios ran
     except KeyboardInterrupt as e:  # the runs that finished are reported, marked interrupted
+        late = defer_signals(term.err)  # stopping the stacks and writing the reports are not cut short
         stopped = as_interrupted(e)
         term.err(f"sinkcheck run: {stopped.name}: stopping the runs; writing the {len(sess.results) + len(sess.errors)} "
                  "that finished")
     finally:
         sess.close()
-    late = defer_signals(term.err)
+    late = late or defer_signals(term.err)
     if stopped is None and preflight is None and needs_s3 and args.preflight_s3 and (sess.results or sess.errors):
         try:
             preflight = own_preflight(out, term)
