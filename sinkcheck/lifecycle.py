@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,8 @@ def signals_interrupt() -> Iterator[None]:
         raise Interrupted(signum)
 
     # a signal ignored when the process started stays ignored (a shell's background job ignores SIGINT)
-    before = {s: h for s in (signal.SIGINT, signal.SIGTERM) if (h := signal.getsignal(s)) is not signal.SIG_IGN}
+    before = {s: h for s in (signal.SIGINT, signal.SIGTERM) if (h := signal.getsignal(s)) is not signal.SIG_IGN
+              and threading.current_thread() is threading.main_thread()}  # only the main thread may set handlers
     for s in before:
         signal.signal(s, raise_it)
     try:
@@ -79,7 +81,7 @@ def defer_signals(warn: Callable[[str], None]) -> Deferred:
             warn(f"sinkcheck: {signal.Signals(signum).name}: finishing the reports first")
 
     for s in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(s) is not signal.SIG_IGN:
+        if signal.getsignal(s) is not signal.SIG_IGN and threading.current_thread() is threading.main_thread():
             signal.signal(s, note)
     return seen
 

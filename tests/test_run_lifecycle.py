@@ -162,3 +162,28 @@ def test_the_summary_names_each_unknown_run_and_why(tmp_path: Path, capsys: pyte
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("UNKNOWN ")]
     assert lines[0].startswith(f"UNKNOWN rotate-interval-table on {spec(UnfiredFaultTarget)}: ")
     assert "crash" in lines[0] and "never fired" in lines[0], lines
+
+
+def test_a_signal_during_a_gate_keeps_both_sides_finished_runs(tmp_path: Path) -> None:
+    out = tmp_path / "gate"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "sinkcheck", "gate", "--baseline", "model@10.5.23", "--candidate",
+                             "model@10.6.3", "--profile", "ci", "--out", str(out)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("[sinkcheck] 4/"):
+                break
+        else:
+            pytest.fail("no progress line before the gate ended")
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["status"] == "interrupted" and doc["interrupted"]["finished"] >= 4
+    assert doc["interrupted"]["planned"] > doc["interrupted"]["finished"]
+    assert {e["target"] for e in doc["results"]} == {"model@10.5.23", "model@10.6.3"}
+    assert stdout.startswith("INTERRUPTED (") or "\nINTERRUPTED (" in stdout
