@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -134,8 +135,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from conformance.session import execute
     from conformance.targets import TargetSpecError
 
+    from reports.redact import Redactor
     from sinkcheck.lifecycle import holding
     from sinkcheck.options import check_target_spec
+    from sinkcheck.terminal import Terminal
 
     try:
         scenario = Scenario.load(args.scenario)
@@ -146,17 +149,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
     check_target_spec(target, args.plugin_path, lambda m: print(m, file=sys.stderr))
     out = Path(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
     with holding(out, f"sinkcheck replay {args.scenario}"):
-        scenario.save(out / "scenario.json")
+        dataclasses.replace(scenario, played_on=scenario.played_on if target == recorded else {"target": target}).save(
+            out / "scenario.json")
         whence = (" (the target recorded in the file)" if not args.target and recorded
                   else " (the file records no target; --target picks one)" if not args.target else "")
         ran = (scenario.played_on or {}).get("connector")
         print(f"replaying {args.scenario} ({len(scenario.records)} records, {len(scenario.faults)} faults) "
               f"against {target}{whence}" + (f"; it failed on connector {ran}" if ran and target == recorded else "")
               + " ...", file=sys.stderr)
+        term = Terminal(Redactor())
+        term.progress(f"[sinkcheck] replaying {scenario.name} on {target}…")
         try:  # through the session, as run and gate play a target spec (model@VERSION included)
-            result = execute(scenario, target, out, plugin_path=args.plugin_path)
+            with term.ticking():
+                result = execute(scenario, target, out, plugin_path=args.plugin_path)
         except (TargetSpecError, ScenarioError) as e:
             raise UsageError(str(e)) from None
+        finally:
+            term.progress("")
     sets = [(result.claim, result.verdicts)] + list(getattr(result, "other_claims", []))
     for claim, verdicts in sets:
         if len(sets) > 1:  # a target with several claims (Spark: through its log, and a raw listing)
