@@ -117,11 +117,12 @@ def _gate(args: Any) -> int:
     try:
         # on warm stacks (Kafka Connect sides) runs that touch only their own connector go at once
         warm = all(spec.startswith("kafka-connect:") for _, spec, _ in sides)
-        for _, spec, _ in sides:
-            sess.stack_for(spec)  # started here: a process dies with the thread that started it
-        results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1,
-                                 spare=sess.spare_stacks([spec for _, spec, _ in sides]) if warm else None,
-                                 spares=SPARE_STACKS)
+        with term.ticking():  # a stack starts and a scenario on it runs for a minute: the line shows how long
+            for _, spec, _ in sides:
+                sess.stack_for(spec)  # started here: a process dies with the thread that started it
+            results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1,
+                                     spare=sess.spare_stacks([spec for _, spec, _ in sides]) if warm else None,
+                                     spares=SPARE_STACKS)
         for (side, _, _, _, _), r in zip(jobs, results):
             if isinstance(r, UsageError):
                 raise r

@@ -91,10 +91,11 @@ def _run(args: Any) -> int:
     stopped: Interrupted | None = None
     late: Deferred | None = None
     try:
-        for spec in targets:
-            run_target(sess, spec, failures_dir, named, connector, args.connector_version, seed, examples[spec],
-                       derandomize, max_records, picked=bool(args.scenario), with_faults=not args.no_faults)
-            sess.close()  # a target's stack is done with once its scenarios ran
+        with term.ticking():  # a scenario on a real stack runs for a minute: its line shows how long
+            for spec in targets:
+                run_target(sess, spec, failures_dir, named, connector, args.connector_version, seed, examples[spec],
+                           derandomize, max_records, picked=bool(args.scenario), with_faults=not args.no_faults)
+                sess.close()  # a target's stack is done with once its scenarios ran
     except KeyboardInterrupt as e:  # the runs that finished are reported, marked interrupted
         late = defer_signals(term.err)  # stopping the stacks and writing the reports are not cut short
         stopped = as_interrupted(e)

@@ -187,3 +187,20 @@ def test_a_signal_during_a_gate_keeps_both_sides_finished_runs(tmp_path: Path) -
     assert doc["interrupted"]["planned"] > doc["interrupted"]["finished"]
     assert {e["target"] for e in doc["results"]} == {"model@10.5.23", "model@10.6.3"}
     assert stdout.startswith("INTERRUPTED (") or "\nINTERRUPTED (" in stdout
+
+
+class SlowTarget(PassingTarget):
+    def wait_until_quiet(self, timeout_s: float) -> bool:
+        time.sleep(1.0)
+        return True
+
+
+def test_a_long_run_shows_its_progress_line_again_with_its_elapsed_time(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import sinkcheck.terminal as terminal
+
+    monkeypatch.setattr(terminal, "PLAIN_TICK_S", 0.3)  # off a terminal: a line every 10 s, here every 0.3 s
+    assert run(tmp_path, "--target", f"{__name__}:SlowTarget", *CHEAP, "--no-preflight") == Exit.OK
+    ticks = [ln for ln in capsys.readouterr().err.splitlines()
+             if ln.startswith("[sinkcheck] 0/1 scenarios done") and ln.endswith("s") and " · " in ln.rsplit("on ", 1)[1]]
+    assert ticks, "no tick while the scenario ran"
