@@ -36,9 +36,25 @@ class Interrupted(KeyboardInterrupt):
         return Exit.INTERRUPTED if self.signum == signal.SIGINT else Exit.TERMINATED
 
 
+# A signal's exception can be lost: Python runs the handler between any two bytecodes of the
+# main thread, inside a garbage collector callback or a __del__ too, where an exception is printed
+# and dropped. So the signal is also kept here until a command takes it (as_interrupted), and
+# checked at every step (check_interrupted, from Terminal.progress) and at the end (defer_signals).
+_PENDING: list[Interrupted] = []
+
+
 def as_interrupted(e: KeyboardInterrupt) -> Interrupted:
-    """A KeyboardInterrupt raised before the handler was installed (or by Python's own) is SIGINT."""
-    return e if isinstance(e, Interrupted) else Interrupted(signal.SIGINT)
+    """The signal that ended the work, taken. A KeyboardInterrupt raised before the handler was
+    installed (or by Python's own) is SIGINT."""
+    stop = e if isinstance(e, Interrupted) else _PENDING[0] if _PENDING else Interrupted(signal.SIGINT)
+    _PENDING.clear()
+    return stop
+
+
+def check_interrupted() -> None:
+    """Raise the signal that arrived and whose exception was lost (main thread only)."""
+    if _PENDING and threading.current_thread() is threading.main_thread():
+        raise _PENDING[0]
 
 
 @contextlib.contextmanager
@@ -47,16 +63,26 @@ def signals_interrupt() -> Iterator[None]:
     before are put back on exit. (SIGTERM's default would end the process with no `finally`
     run: the Kafka and Connect processes sinkcheck started would be left running.)"""
     def raise_it(signum: int, _frame: Any) -> None:
-        raise Interrupted(signum)
+        if not _PENDING:
+            _PENDING.append(Interrupted(signum))
+        raise _PENDING[0]
 
     # a signal ignored when the process started stays ignored (a shell's background job ignores SIGINT)
     before = {s: h for s in (signal.SIGINT, signal.SIGTERM) if (h := signal.getsignal(s)) is not signal.SIG_IGN
               and threading.current_thread() is threading.main_thread()}  # only the main thread may set handlers
+    def dropped(unraisable: Any) -> None:  # a lost Interrupted is kept in _PENDING: no traceback for it
+        if not isinstance(unraisable.exc_value, Interrupted):
+            hook(unraisable)
+
+    hook = sys.unraisablehook
+    sys.unraisablehook = dropped
     for s in before:
         signal.signal(s, raise_it)
     try:
         yield
     finally:
+        _PENDING.clear()
+        sys.unraisablehook = hook
         for s, h in before.items():
             signal.signal(s, h)
 
@@ -73,7 +99,8 @@ def defer_signals(warn: Callable[[str], None]) -> Deferred:
     """From now on SIGINT and SIGTERM do not cut short the reports of what finished: the first
     is noted (`warn` says the reports are being finished) and the command exits by it after
     writing them. The handlers before are put back by the enclosing signals_interrupt()."""
-    seen = Deferred()
+    seen = Deferred(_PENDING[0].signum if _PENDING else None)  # one that arrived and was lost
+    _PENDING.clear()
 
     def note(signum: int, _frame: Any) -> None:
         if seen.signum is None:

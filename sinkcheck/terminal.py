@@ -36,6 +36,10 @@ class Terminal:
             print(self.redactor.text(text), file=sys.stderr, flush=True)
 
     def progress(self, text: str) -> None:
+        """A step begins or goes on: a signal whose exception was lost is raised here (main thread)."""
+        from sinkcheck.lifecycle import check_interrupted
+
+        check_interrupted()
         self._last = (text, time.monotonic()) if text else None
         self._show(text)
 

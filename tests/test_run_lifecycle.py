@@ -204,3 +204,36 @@ def test_a_long_run_shows_its_progress_line_again_with_its_elapsed_time(
     ticks = [ln for ln in capsys.readouterr().err.splitlines()
              if ln.startswith("[sinkcheck] 0/1 scenarios done") and ln.endswith("s") and " · " in ln.rsplit("on ", 1)[1]]
     assert ticks, "no tick while the scenario ran"
+
+
+def test_a_signal_whose_exception_was_swallowed_stops_the_next_step() -> None:
+    """Python may run the handler inside a gc callback or a __del__, where the exception is
+    printed and dropped (Hypothesis has such a callback): the next progress line raises it."""
+    from reports.redact import Redactor
+    from sinkcheck.lifecycle import Interrupted, as_interrupted, signals_interrupt
+    from sinkcheck.terminal import Terminal
+
+    term = Terminal(Redactor())
+    with signals_interrupt():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass  # as a gc callback's caller drops it
+        with pytest.raises(Interrupted) as raised:
+            term.progress("[sinkcheck] the next step")
+        assert as_interrupted(raised.value).exit_code == 143
+        term.progress("[sinkcheck] once taken, it is not raised again")
+
+
+def test_a_swallowed_signal_leaves_no_traceback() -> None:
+    code = ("import signal\n"
+            "from sinkcheck.lifecycle import Interrupted, signals_interrupt\n"
+            "class Dropping:\n"
+            "    def __del__(self):\n"
+            "        raise Interrupted(signal.SIGTERM)  # the handler, run inside a __del__\n"
+            "with signals_interrupt():\n"
+            "    Dropping()\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
