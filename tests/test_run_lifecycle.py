@@ -237,3 +237,14 @@ def test_a_swallowed_signal_leaves_no_traceback() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_replay_pins_the_connector_version_a_failure_ran_on() -> None:
+    from sinkcheck.cli import recorded_target
+
+    assert recorded_target({"target": "kafka-connect:confluent", "connector": "10.5.23"}) == "kafka-connect:confluent@10.5.23"
+    assert recorded_target({"target": "kafka-connect:confluent@11.0.1", "connector": "11.0.1"}) == "kafka-connect:confluent@11.0.1"
+    # a version that comes from its jar set cannot be pinned in the spec; other targets have none to pin
+    assert recorded_target({"target": "kafka-connect:iceberg", "connector": "1.9.0"}) == "kafka-connect:iceberg"
+    assert recorded_target({"target": "pysink", "connector": "0.2.0"}) == "pysink"
+    assert recorded_target(None) is None
