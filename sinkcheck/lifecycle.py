@@ -48,7 +48,9 @@ def as_interrupted(e: KeyboardInterrupt) -> Interrupted:
     installed (or by Python's own) is SIGINT."""
     stop = e if isinstance(e, Interrupted) else _PENDING[0] if _PENDING else Interrupted(signal.SIGINT)
     _PENDING.clear()
-    return stop
+    # its traceback would keep the interrupted run's frames alive, and with them its Kafka clients,
+    # which go on reconnecting to the brokers the command stops
+    return stop.with_traceback(None)
 
 
 def check_interrupted() -> None:
