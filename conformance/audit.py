@@ -36,7 +36,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from conformance.audit_bucket import (AuditInputError, BucketLocation, Listing, S3Access, key_pattern, list_objects,
                                       observed_objects)
@@ -124,13 +124,17 @@ def compare_dataframe(settings: CompareSettings, records: Any, manifest: Any | N
 
 
 def run_audit(spark: Any, cfg: SinkConfig, records: Any, location: BucketLocation, access: S3Access, *,
-              clustered: bool = False) -> AuditOutcome:
-    """Audit the bucket against the records: everything heavy on Spark, summaries back."""
+              clustered: bool = False, progress: Callable[[str], None] = lambda text: None) -> AuditOutcome:
+    """Audit the bucket against the records: everything heavy on Spark, summaries back.
+    `progress` hears of each of its three phases as it starts."""
     started = time.monotonic()
+    progress("[sinkcheck] audit 1/3: the model over the records…")
     model = model_manifest(cfg, records, clustered)
     t_model = time.monotonic()
+    progress(f"[sinkcheck] audit 2/3: listing {location.url}…")
     observed, listing = observed_objects(spark, cfg, location, access)
     t_list = time.monotonic()
+    progress(f"[sinkcheck] audit 3/3: reading {listing.listed} objects and comparing them with the model…")
     settings = CompareSettings(cfg, location.key_prefix, model.manifest is None)
     rows = compare_dataframe(settings, records, model.manifest, observed).collect()
     if model.fold is not None:

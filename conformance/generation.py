@@ -125,6 +125,10 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
             final = e.result
         except HypothesisException:
             final = best[0] if best else None  # e.g. Flaky: the budget ran out while re-checking the shrunk example
+        except KeyboardInterrupt:  # stopped by a signal: the runs before any failure are kept, shrinking is not
+            for r in (runs if attempts["first_fail"] is None else runs[:attempts["first_fail"]]):
+                sess.record(r, "generated")
+            raise
         except BaseException as e:  # a failure inside hypothesis carrying our failure in a group
             inner = getattr(e, "exceptions", None)
             found = [x for x in inner or [] if isinstance(x, _ClaimedFailure)]
@@ -146,7 +150,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
                                          notes=f"shrunk by Hypothesis from {len(original.scenario.records)} records and "
                                                f"{len(original.scenario.faults)} faults")
             chosen.scenario = shrunk
-            redacted_scenario(shrunk, sess.redactor).save(chosen.run_dir / "scenario.json")
+            dataclasses.replace(redacted_scenario(shrunk, sess.redactor), played_on={"target": spec}).save(
+                chosen.run_dir / "scenario.json")
         if attempts["other"]:
             sess.notes.append(f"{spec}: while shrinking {original.scenario.name} ({' / '.join(attempts['signature'] or ())}), "
                               f"{attempts['other']} smaller scenarios failed otherwise; they were not taken as its reproducer")

@@ -3,8 +3,11 @@ suite catches real bugs: every variant must fail a claimed property in at least 
 (one scenario alone is a thin net), and the correct sink none."""
 from __future__ import annotations
 
+import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Callable
 
 from conformance.named import KILL_SCENARIOS
 from conformance.runner import RunResult, run_scenario
@@ -43,20 +46,37 @@ def variant_row(variant: str, names: list[str], out: Path, quiet_timeout_s: floa
 
 def kill_matrix(variants: list[str], scenarios: list[str] | None = None, out: Path | None = None,
                 quiet_timeout_s: float = 30, enough: int | None = KILLS_WANTED,
-                workers: int = 4) -> dict[str, dict[str, list[str]]]:
+                workers: int = 4, progress: Callable[[str], None] = lambda text: None) -> dict[str, dict[str, list[str]]]:
     """variant -> property -> the scenarios in which it failed (claimed properties only). Rows
     run in `workers` processes at once: a run of the embedded sink mostly waits (for the sink to
-    settle, for a scenario's wall-clock pauses), so more rows than cores fit."""
+    settle, for a scenario's wall-clock pauses), so more rows than cores fit. `progress` hears
+    of each row as it ends: how many are done, the row's outcome and the time left."""
     import concurrent.futures
     import multiprocessing
 
     out = out or Path(tempfile.mkdtemp(prefix="sinkcheck-kill-"))
     names = scenarios or list(KILL_SCENARIOS)
+    started = time.monotonic()
+    done: dict[str, dict[str, list[str]]] = {}
+
+    def finished(v: str, row: dict[str, list[str]]) -> None:
+        done[v] = row
+        by = killers(row)
+        left = (time.monotonic() - started) / len(done) * (len(variants) - len(done))  # rows end at this rate
+        progress(f"[killmatrix] {len(done)}/{len(variants)} variants done · {v}: "
+                 + (("clean" if not row else "FAILED") if v == "correct" else f"killed by {len(by)}")
+                 + (f" · ~{left:.0f}s left" if len(done) < len(variants) else ""))
+
+    progress(f"[killmatrix] {len(variants)} variants × up to {len(names)} scenarios, {max(1, workers)} at once…")
     if workers <= 1:
-        return {v: variant_row(v, names, out, quiet_timeout_s, enough) for v in variants}
+        for v in variants:
+            finished(v, variant_row(v, names, out, quiet_timeout_s, enough))
+        return done
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        rows = {v: pool.submit(variant_row, v, names, out, quiet_timeout_s, enough) for v in variants}
-        return {v: f.result() for v, f in rows.items()}
+        rows = {pool.submit(variant_row, v, names, out, quiet_timeout_s, enough): v for v in variants}
+        for f in concurrent.futures.as_completed(rows):
+            finished(rows[f], f.result())
+    return {v: done[v] for v in variants}
 
 
 def render(matrix: dict[str, dict[str, list[str]]], properties: list[str]) -> str:
@@ -84,7 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     Python sink and each faulty variant; print the matrix and the wall time. Exit 1 when a variant
     is killed by fewer than two scenarios or the correct sink fails a claimed property."""
     import argparse
-    import time
 
     from adapters.pysink import VARIANTS
     from conformance.claims import PROPERTIES
@@ -96,7 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     variants = args.variants or ["correct", *VARIANTS]
     started = time.monotonic()
-    m = kill_matrix(variants, out=args.out, workers=args.workers)
+    tty = sys.stderr.isatty()
+
+    def progress(text: str) -> None:  # one updating line on a terminal, a line each otherwise
+        sys.stderr.write(("\r\x1b[K" + text) if tty else text + "\n")
+        sys.stderr.flush()
+
+    m = kill_matrix(variants, out=args.out, workers=args.workers, progress=progress)
+    if tty:
+        sys.stderr.write("\r\x1b[K")
     print(f"kill matrix (variant x claimed property), {time.monotonic() - started:.0f}s:")
     print(render(m, list(PROPERTIES)))
     return 1 if weak(m) else 0

@@ -334,9 +334,20 @@ def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable
     for helper in helpers:
         helper.start()
     with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
-        for i, r in zip(shared, pool.map(lambda i: guarded(items[i]), shared)):
-            out[i] = r
-    drain()
+        try:
+            for i, r in zip(shared, pool.map(lambda i: guarded(items[i]), shared)):
+                out[i] = r
+        except BaseException:  # a signal: the runs under way finish, none starts
+            pool.shutdown(wait=False, cancel_futures=True)
+            with take:
+                queue.clear()
+            raise
+    try:
+        drain()
+    except BaseException:
+        with take:
+            queue.clear()  # the spare stacks' threads take none after the one under way
+        raise
     for helper in helpers:
         helper.join()
     return [out[i] for i in range(len(items))]

@@ -68,11 +68,16 @@ class Scenario:
     seed: int | None = None
     connector_version: str | None = None
     notes: str = ""
+    # where a saved scenario was played (a reproducer's target): {"target": spec, and, when known,
+    # "connector": the version that ran, "failed": the properties that failed there}. `sinkcheck
+    # replay` plays it on that target unless told otherwise; it is not part of what is played.
+    played_on: dict[str, Any] | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "format": SCENARIO_FORMAT, "name": self.name, "seed": self.seed,
             "connector_version": self.connector_version, "notes": self.notes,
+            **({"played_on": self.played_on} if self.played_on else {}),
             "connector": {"name": "sinkcheck-" + self.name.replace(" ", "-")[:40], "config": self.connector},
             "topics": self.topics, "records": self.records, "faults": [f.to_json() for f in self.faults],
         }
@@ -101,7 +106,7 @@ class Scenario:
                 name=str(obj["name"]), connector={str(k): str(v) for k, v in config.items()},
                 topics={str(k): int(v) for k, v in obj["topics"].items()}, records=list(obj["records"]),
                 faults=faults, seed=obj.get("seed"), connector_version=obj.get("connector_version"),
-                notes=obj.get("notes", ""),
+                notes=obj.get("notes", ""), played_on=_played_on(obj.get("played_on"), source),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ScenarioError(f"{source}: malformed scenario ({type(e).__name__}: {e})") from None
@@ -293,3 +298,11 @@ def record_seq(value: Any) -> int | None:
         s = value.get("seq")
         return s if isinstance(s, int) and not isinstance(s, bool) else None
     return None
+
+
+def _played_on(obj: Any, source: str) -> dict[str, Any] | None:
+    if obj is None:
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("target"), str) or not obj["target"]:
+        raise ScenarioError(f"{source}: \"played_on\" must be {{\"target\": \"<target spec>\", …}}")
+    return dict(obj)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+import json
 import re
 import threading
 import time
@@ -90,11 +91,6 @@ def selected(scenario: Any, spec: str, props: set[str] | None) -> bool:
 
 def slug(text: str) -> str:
     return re.sub(r"[^\w.@-]+", "_", text)[:80]
-
-
-def scenario_id(scenario: Any) -> str:
-    return hashlib.sha1(scenario.dumps().encode()).hexdigest()[:10]
-
 
 
 @dataclass
@@ -214,8 +210,8 @@ class Session:
         with self._lock:
             self.show_progress(f"{scenario.name} on {spec}")
             stack = self.stack_for(spec)
-        redacted = redacted_scenario(scenario, self.redactor)
-        redacted.save(run_dir / "scenario.json")
+        redacted = dataclasses.replace(redacted_scenario(scenario, self.redactor), played_on={"target": spec})
+        redacted.save(run_dir / "scenario.json")  # `sinkcheck replay` of it plays it on `spec` again
         try:
             result = execute(scenario, spec, run_dir, self.plugin_path, stack, tag)
         except Exception as e:
@@ -290,10 +286,68 @@ def own_named_scenarios(spec: str) -> list[Any]:
     return [f() for f in CONNECTOR_OWN.get(target_kind(spec), {}).values()]
 
 
-def saved_failures(failures_dir: Path, spec: str) -> list[Path]:
+def failed_properties(result: Any) -> list[str]:
+    return sorted({v.property for v in result.failed()})
+
+
+def failure_scenario(result: Any, redactor: Any) -> Any:
+    """The scenario of a failed run as its reproducer is saved: redacted, with the target it
+    failed on, the connector version that ran there and the properties that failed."""
+    info = getattr(result, "target_info", None)
+    played = {"target": result.target, **({"connector": info.connector_version} if info and info.connector_version else {}),
+              "failed": failed_properties(result)}
+    return dataclasses.replace(redacted_scenario(result.scenario, redactor), played_on=played)
+
+
+def failure_file_name(saved: Any) -> str:
+    """One file per failure signature: what is played (connector config, topics, records,
+    faults, connector version; not its name, seed or notes), the target and the properties that
+    failed. A failure found again, under another name or seed, replaces its file."""
+    body = {k: v for k, v in saved.to_json().items() if k not in ("name", "seed", "notes", "played_on", "connector")}
+    body["connector"] = saved.connector
+    body["target"] = saved.played_on["target"]
+    body["failed"] = saved.played_on.get("failed", [])
+    digest = hashlib.sha1(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    label = "generated" if saved.name.startswith("generated") else slug(saved.name)
+    return f"{slug(saved.played_on['target'])}--{label}-{digest}.json"
+
+
+def saved_failures(failures_dir: Path, spec: str, names: Sequence[str] | None = None,
+                   warn: Callable[[str], None] = lambda text: None) -> list[tuple[Path, Any]]:
+    """The saved failures `spec` replays first: those that failed on it (by the target the file
+    records; by its file name when it records none), of the named scenarios `names` only when
+    given (a run of picked scenarios replays their failures, no others)."""
+    from conformance.scenario import Scenario, ScenarioError
+
     if not failures_dir.is_dir():
         return []
-    return sorted(failures_dir.glob(f"{slug(spec)}--*.json"))
+    out = []
+    for f in sorted(failures_dir.glob("*.json")):
+        try:
+            sc = Scenario.load(f)
+        except ScenarioError as e:
+            warn(f"ignoring saved failure {f}: {e}")
+            continue
+        on = (sc.played_on or {}).get("target")
+        if (on != spec) if on else not f.name.startswith(f"{slug(spec)}--"):
+            continue
+        if names and sc.name not in names:
+            continue
+        out.append((f, sc))
+    return out
+
+
+def retire_if_passing(path: Path, saved: Any, result: Any | None, spec: str, warn: Callable[[str], None]) -> None:
+    """A saved failure whose failed properties all pass on replay is retired: its file goes."""
+    if result is None:
+        return
+    failed = (saved.played_on or {}).get("failed")
+    now = [v for v in result.all_verdicts() if v.claimed and v.property in (failed or ())]
+    if (failed and {v.property for v in now} == set(failed) and all(v.status == "pass" for v in now)
+            or not failed and result.status == "pass"):
+        path.unlink(missing_ok=True)
+        warn(f"saved failure {path.name} ({saved.name}: {', '.join(failed or ['every property'])}) passes now on "
+             f"{spec}: retired, file removed")
 
 
 def environment(targets: Sequence[str], connector_versions: set[str], results: Sequence[Any] = ()) -> dict[str, Any]:
@@ -343,25 +397,16 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
     from conformance.generation import run_generated
 
     runs = sess.out / "runs" / slug(spec)
-    # 1. saved failures first; one that now passes is removed (self-healing)
-    from conformance.scenario import Scenario, ScenarioError
-
-    for f in saved_failures(failures_dir, spec):
+    # 1. saved failures first (of the scenarios picked, when picked); one that passes now is retired
+    for f, saved in saved_failures(failures_dir, spec, [sc.name for sc in named] if picked else None, sess.warn):
         if sess.over_budget():
             sess.skipped_budget += 1
             continue
-        try:
-            sc = Scenario.load(f)
-        except ScenarioError as e:
-            sess.warn(f"ignoring saved failure {f}: {e}")
-            continue
-        sc = prepare(sc, connector=connector, version=version, seed=None)
+        sc = prepare(saved, connector=connector, version=version, seed=None)
         if not selected(sc, spec, sess.props):
             continue
         r = sess.run_one(sc, spec, "saved-failure", runs / f"saved-{f.stem[-12:]}")
-        if r is not None and r.status == "pass":
-            f.unlink(missing_ok=True)
-            sess.warn(f"saved failure {f.name} passes now: removed")
+        retire_if_passing(f, saved, r, spec, sess.warn)
     # 2. named scenarios, then those about this target's own connector
     if named and not picked:
         named = named + own_named_scenarios(spec)

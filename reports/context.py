@@ -34,8 +34,19 @@ class ReportContext:
     reproducers: dict[str, str] = field(default_factory=dict)  # run_dir -> saved scenario file
     notes: list[str] = field(default_factory=list)
     verdict: str | None = None  # the command's own verdict when it is not the runs' (gate: regressions or not)
+    # set when a signal stopped the command: {"signal": "SIGINT", "finished": runs done, "planned": runs planned}
+    interrupted: dict[str, Any] | None = None
     redactor: Redactor = field(default_factory=Redactor)
     _entries: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+
+def interruption_text(ctx: ReportContext) -> str | None:
+    """What every report says of a command a signal stopped."""
+    i = ctx.interrupted
+    if not i:
+        return None
+    return (f"INTERRUPTED by {i['signal']}: {i['finished']} of {i['planned']} planned runs finished; "
+            "the runs not finished are not in this report")
 
 
 def replay_command(scenario_file: str, target: str) -> str:

@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from reports.context import (NOT_CLAIMED, ReportContext, cell_status, claim_columns, counts, entry,
+from reports.context import (NOT_CLAIMED, ReportContext, cell_status, claim_columns, counts, entry, interruption_text,
                              fault_coverage, matrix, overall_status)
 from reports.timeline import timeline_svg
 
@@ -19,7 +19,7 @@ CSS = """
 main{max-width:1200px;margin:0 auto;padding:16px 24px 64px}h2{margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
 .banner{padding:18px 24px;color:#fff}.banner h1{margin:0 0 6px;font-size:26px}.banner .sub{opacity:.92}
 .banner.pass{background:var(--pass)}.banner.fail{background:var(--fail)}.banner.unknown{background:var(--unknown)}
-.banner.error,.banner.nothing{background:#444}
+.banner.error,.banner.nothing,.banner.interrupted{background:#444}
 .tgt{display:inline-block;margin:6px 10px 0 0;padding:6px 10px;border-radius:6px;background:rgba(255,255,255,.16)}
 table{border-collapse:collapse;margin:8px 0;background:#fff}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f0f1f3}td.cell{text-align:center;min-width:120px;font-weight:600}
@@ -59,6 +59,9 @@ def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
     status = ctx.verdict or runs_status
     c = counts(entries)
     title = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN", "error": "ERROR", "nothing": "NOTHING RAN"}[status]
+    stopped = interruption_text(ctx)
+    if stopped:
+        status, title = "interrupted", f"INTERRUPTED ({title} so far)"
     tgts = []
     for t in sorted({e["target"] for e in entries}):
         es = [e for e in entries if e["target"] == t]
@@ -77,7 +80,9 @@ def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
     return (f'<header class="banner {status}" id="banner" data-status-overall="{status}"><h1>{title}: sinkcheck {escape(ctx.command)}</h1>'
             f'<div class="sub">{len(entries)} runs ({runs_status}): {c["pass"]} pass, {c["fail"]} fail, {c["unknown"]} unknown'
             f'{", " + str(len(ctx.errors)) + " errors" if ctx.errors else ""} · seed {escape(str(ctx.seed))} · '
-            f'profile {escape(str(ctx.profile))}{pf}</div>{"".join(tgts)}</header>')
+            f'profile {escape(str(ctx.profile))}{pf}</div>'
+            + (f'<div class="sub" id="interrupted">{escape(stopped)}</div>' if stopped else "")
+            + f'{"".join(tgts)}</header>')
 
 
 def _matrix(entries: list[dict[str, Any]]) -> str:

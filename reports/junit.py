@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from reports.context import NOT_CLAIMED, ReportContext, claim_columns, entry, witness_text
+from reports.context import NOT_CLAIMED, ReportContext, claim_columns, entry, interruption_text, witness_text
 
 
 def _testsuite(root: ET.Element, name: str) -> ET.Element:
@@ -61,6 +61,14 @@ def junit_tree(results: list[Any], ctx: ReportContext) -> ET.Element:
         er.text = red(str(err.get("traceback") or err.get("error") or ""))
         stats[t]["tests"] += 1
         stats[t]["errors"] += 1
+    stopped = interruption_text(ctx)
+    if stopped:  # an error, so that no CI takes the runs that finished for the whole
+        suite = suites.setdefault("(interrupted)", _testsuite(root, "sinkcheck (interrupted)"))
+        stats.setdefault("(interrupted)", {"tests": 0, "failures": 0, "skipped": 0, "errors": 0, "time": 0.0})
+        tc = ET.SubElement(suite, "testcase", classname="sinkcheck.interrupted", name="run")
+        ET.SubElement(tc, "error", message=stopped, type="interrupted")
+        stats["(interrupted)"]["tests"] += 1
+        stats["(interrupted)"]["errors"] += 1
     total = {"tests": 0, "failures": 0, "skipped": 0, "errors": 0, "time": 0.0}
     for t, suite in suites.items():
         for k, v in stats[t].items():

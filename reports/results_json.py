@@ -14,7 +14,8 @@ def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
     doc = {
         "format": REPORT_FORMAT,
         "command": ctx.command,
-        "status": ctx.verdict or overall_status(entries, ctx.errors),
+        "status": "interrupted" if ctx.interrupted else ctx.verdict or overall_status(entries, ctx.errors),
+        "interrupted": ctx.interrupted,
         "runs_status": overall_status(entries, ctx.errors),
         "seed": ctx.seed,
         "profile": ctx.profile,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -182,7 +183,9 @@ def _session(master: str | None, hadoop_conf: dict[str, str], kafka: bool = Fals
     except JarFetchError as e:
         raise UsageError(f"Spark's jars are not available: {e}") from None
     existed = SparkSession.getActiveSession() is not None
-    spark = spark_session(master, "sinkcheck-audit", jars=jars, hadoop_conf=hadoop_conf)
+    # on a terminal Spark's own stage bar shows how far each stage got, as spark-shell's does
+    spark = spark_session(master, "sinkcheck-audit", jars=jars, hadoop_conf=hadoop_conf,
+                          conf={"spark.ui.showConsoleProgress": str(sys.stderr.isatty()).lower()})
     return spark, not existed
 
 
@@ -221,12 +224,15 @@ def cmd_audit(args: Any) -> int:
         check_utf8(args.records, "--records")
     _check_bucket(access, location)
 
-    spark, created = _session(args.spark_master, access.hadoop_conf(), kafka=kafka is not None)
+    term.progress("[sinkcheck] audit: starting Spark…")
+    with term.ticking():  # no stage runs yet: Spark shows nothing
+        spark, created = _session(args.spark_master, access.hadoop_conf(), kafka=kafka is not None)
     try:
         records, parquet = _records(spark, args.records, kafka, kafka_options)
-        term.progress(f"auditing {location.url} against {args.records} on {spark.sparkContext.master} ...")
+        term.err(f"auditing {location.url} against {args.records} on {spark.sparkContext.master}")
         try:
-            outcome = run_audit(spark, cfg, records, location, access, clustered=parquet)
+            with term.ticking(spark=True):
+                outcome = run_audit(spark, cfg, records, location, access, clustered=parquet, progress=term.progress)
         except Exception as e:
             msg = str(e)
             if "AccessDenied" in msg or "NoSuchBucket" in msg or "UnknownHost" in msg or "Connection refused" in msg:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -30,6 +31,8 @@ def cmd_model(args: argparse.Namespace) -> int:
     from reference_impl.config import ConfigError, ConfigSyntaxError, parse_config
     from reference_impl.model import InputError, expect, parse_puts_lines, parse_records_lines
     from reference_impl.versions import VersionError
+    from reports.redact import Redactor
+    from sinkcheck.terminal import PLAIN_TICK_S, Terminal
 
     out_file(args.out)
     try:
@@ -41,12 +44,23 @@ def cmd_model(args: argparse.Namespace) -> int:
     except VersionError as e:
         raise UsageError(f"--connector-version: {e}") from None
     warn_config(cfg.raw, args.config)
+    from sinkcheck.model_input import check_local_fits, lines_with_progress, parse_size
+
     puts = None
+    term = Terminal(Redactor())
+    progress = term.progress
     try:
         if args.puts:
             puts = parse_puts_lines(_read(args.puts, "put schedule").split("\n"), args.puts)
         if args.engine == "local" and not args.records.endswith(".parquet"):
-            records = parse_records_lines(_read(args.records, "records").split("\n"), args.records)
+            if not os.path.isfile(args.records):
+                _read(args.records, "records")  # says why it cannot be read
+            check_local_fits(args.records, parse_size(args.max_memory))
+            reading = time.monotonic()
+            records = parse_records_lines(lines_with_progress(args.records, progress, 1.0 if term.tty else PLAIN_TICK_S),
+                                          args.records)
+            if time.monotonic() - reading > 2:  # a long read: the work after it is as long
+                progress(f"[sinkcheck] model: {len(records)} records read; computing what the connector writes…")
     except InputError as e:
         raise UsageError(str(e)) from None
 
@@ -62,15 +76,18 @@ def cmd_model(args: argparse.Namespace) -> int:
         if puts is not None or existing:
             raise UsageError("--records: a Parquet dump has no put order; give RECORDS.jsonl with --puts/--existing-key")
         try:
-            exp = expect_arrow(cfg, pq.read_table(args.records), jvm_zone=args.jvm_zone)
+            progress(f"[sinkcheck] model: reading {args.records} and computing what the connector writes…")
+            with term.ticking():
+                exp = expect_arrow(cfg, pq.read_table(args.records), jvm_zone=args.jvm_zone)
         except ValueError as e:
             raise UsageError(str(e)) from None
     elif args.engine == "local":
-        try:
-            exp = expect(cfg, records, puts, engine="local", jvm_zone=args.jvm_zone, existing_keys=existing)
-        except InputError as e:  # the put schedule and the records disagree
-            raise UsageError(f"--puts {args.puts}: {e}; give a put schedule that carries at most the records "
-                             f"of {args.records}") from None
+        with term.ticking():
+            try:
+                exp = expect(cfg, records, puts, engine="local", jvm_zone=args.jvm_zone, existing_keys=existing)
+            except InputError as e:  # the put schedule and the records disagree
+                raise UsageError(f"--puts {args.puts}: {e}; give a put schedule that carries at most the records "
+                                 f"of {args.records}") from None
     else:
         from reference_impl.spark_engine import expect_spark, records_dataframe, records_problem, spark_session
 
@@ -78,15 +95,20 @@ def cmd_model(args: argparse.Namespace) -> int:
             raise UsageError(f"records file not found: {args.records}")
         if os.path.isfile(args.records) and not args.records.endswith(".parquet"):
             check_utf8(args.records, "--records")
-        spark = spark_session(args.spark_master)
+        progress("[sinkcheck] model: starting Spark…")
+        # on a terminal Spark's own stage bar shows how far each stage got, as spark-shell's does
+        with term.ticking():
+            spark = spark_session(args.spark_master, conf={"spark.ui.showConsoleProgress": str(term.tty).lower()})
+        progress("[sinkcheck] model: Spark running the model over the records…")
         try:
             df = records_dataframe(spark, args.records)
             problem = records_problem(df)
             if problem:
                 raise UsageError(f"--records {args.records}: {problem}")
             try:
-                exp = expect_spark(cfg, df, puts, jvm_zone=args.jvm_zone, manifest_path=args.manifest,
-                                   existing_keys=existing, clustered=args.clustered)
+                with term.ticking(spark=True):
+                    exp = expect_spark(cfg, df, puts, jvm_zone=args.jvm_zone, manifest_path=args.manifest,
+                                       existing_keys=existing, clustered=args.clustered)
             except InputError as e:
                 raise UsageError(f"--puts {args.puts}: {e}" if args.puts else str(e)) from None
         finally:
@@ -103,6 +125,7 @@ def cmd_model(args: argparse.Namespace) -> int:
             recs = {off: by_tp_offset[(o.topic, o.partition, off)] for off in o.offsets}
             j["contents"] = object_contents(cfg, o, recs)
     text = json.dumps(out, indent=2) + "\n"
+    progress("")
     if args.out == "-":
         sys.stdout.write(text)
     else:
@@ -118,34 +141,65 @@ def cmd_model(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def recorded_target(played_on: dict | None) -> str | None:
+    """The target a saved scenario records, pinned to the connector version that ran there when
+    its spec leaves the version open (`kafka-connect:confluent` plays the default plugin, which
+    may since have changed)."""
+    if not played_on:
+        return None
+    from adapters import plugins
+    from conformance.targets import connect_profile
+
+    target, ran = played_on["target"], played_on.get("connector")
+    if target.startswith("kafka-connect:") and ran:
+        profile, version = connect_profile(target)
+        if version is None and profile in plugins.KINDS:
+            return f"{target}@{ran}"
+    return target
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from adapters.target import UnsupportedFault
     from conformance.pytest_plugin import failure_block
-    from conformance.runner import run_scenario
     from conformance.scenario import Scenario, ScenarioError
+    from conformance.session import execute
     from conformance.targets import TargetSpecError
 
+    from reports.redact import Redactor
     from conformance.session import model_version
+    from sinkcheck.lifecycle import holding
     from sinkcheck.options import check_target_spec, out_dir, validate_for_target
+    from sinkcheck.terminal import Terminal
 
     try:
         scenario = Scenario.load(args.scenario)
     except ScenarioError as e:
         raise UsageError(str(e)) from None
-    check_target_spec(args.target, args.plugin_path, lambda m: print(m, file=sys.stderr))
-    validate_for_target(scenario.connector, args.target, model_version(args.target) or scenario.connector_version,
+    recorded = recorded_target(scenario.played_on)
+    target = args.target or recorded or "pysink"
+    check_target_spec(target, args.plugin_path, lambda m: print(m, file=sys.stderr))
+    validate_for_target(scenario.connector, target, model_version(target) or scenario.connector_version,
                         f"{args.scenario}'s connector config")
     out = out_dir(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
-    scenario.save(out / "scenario.json")
-    print(f"replaying {args.scenario} ({len(scenario.records)} records, {len(scenario.faults)} faults) "
-          f"against {args.target} ...", file=sys.stderr)
-    try:
-        result = run_scenario(scenario, args.target, out, plugin_path=args.plugin_path)
-    except (TargetSpecError, ScenarioError) as e:
-        raise UsageError(str(e)) from None
-    except UnsupportedFault as e:
-        raise UsageError(f"{args.scenario}: {e}; replay it on a target that applies it (--target), or remove "
-                         "the step from the file") from None
+    with holding(out, f"sinkcheck replay {args.scenario}"):
+        dataclasses.replace(scenario, played_on=scenario.played_on if target == recorded else {"target": target}).save(
+            out / "scenario.json")
+        whence = (" (the target recorded in the file)" if not args.target and recorded
+                  else " (the file records no target; --target picks one)" if not args.target else "")
+        print(f"replaying {args.scenario} ({len(scenario.records)} records, {len(scenario.faults)} faults) "
+              f"against {target}{whence} ...", file=sys.stderr)
+        term = Terminal(Redactor())
+        term.progress(f"[sinkcheck] replaying {scenario.name} on {target}…")
+        try:  # through the session, as run and gate play a target spec (model@VERSION included)
+            with term.ticking():
+                result = execute(scenario, target, out, plugin_path=args.plugin_path)
+        except (TargetSpecError, ScenarioError) as e:
+            raise UsageError(str(e)) from None
+        except UnsupportedFault as e:
+            raise UsageError(f"{args.scenario}: {e}; replay it on a target that applies it (--target), or remove "
+                             "the step from the file") from None
+        finally:
+            term.progress("")
     sets = [(result.claim, result.verdicts)] + list(getattr(result, "other_claims", []))
     for claim, verdicts in sets:
         if len(sets) > 1:  # a target with several claims (Spark: through its log, and a raw listing)
@@ -156,7 +210,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"  {mark} {v.property:<18} {claimed:<8} {v.message}")
     if result.failed():
         print(failure_block(result))
-    print(f"{result.status.upper()}: {args.target} on {scenario.name} in {result.wall_s:.1f}s "
+    print(f"{result.status.upper()}: {target} on {scenario.name} in {result.wall_s:.1f}s "
           f"(claim {result.claim.name}); logs in {out}")
     return {"pass": Exit.OK, "fail": Exit.FAILED, "unknown": Exit.UNKNOWN}[result.status]
 
@@ -181,12 +235,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an object already in the bucket from an earlier run (repeatable; R8)")
     m.add_argument("--existing-keys", metavar="FILE", help="a file of such keys, one per line")
     m.add_argument("--contents", action="store_true", help="add each object's decoded contents (local engine)")
+    m.add_argument("--max-memory", default="1G", help="the local engine holds every record: an input it would need "
+                   "more memory for is refused before it starts, pointing to --engine spark (default 1G)")
     m.add_argument("--out", required=True, help="EXPECTED.json ('-' for stdout)")
     m.set_defaults(func=cmd_model)
 
     r = sub.add_parser("replay", help="run a saved scenario again against a target")
     r.add_argument("scenario", help="SCENARIO.json (saved by a run, or written by hand)")
-    r.add_argument("--target", default="pysink", help="pysink[:broker][:<variant>], kafka-connect:<aiven|camel|confluent>, module:Class")
+    r.add_argument("--target", default=None, help="pysink[:broker][:<variant>], kafka-connect:<aiven|camel|confluent>, "
+                   "model@<version>, module:Class (default: the target the file records, else pysink)")
     r.add_argument("--plugin-path", action="append", default=[], help="Kafka Connect plugin directory (Confluent)")
     r.add_argument("--out", default=None, help="where the run's logs go (default .sinkcheck/replay/<name>)")
     r.set_defaults(func=cmd_replay)
@@ -212,14 +269,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return Exit.USAGE
+    from sinkcheck.lifecycle import as_interrupted, signals_interrupt
+
     try:
-        return int(args.func(args))
+        with signals_interrupt():  # run and gate keep what finished; every other command just stops
+            return int(args.func(args))
     except InputError as e:  # UsageError, and the suite's refusals of a scenario or a target
         print(f"sinkcheck {args.command}: {e}", file=sys.stderr)
         return Exit.USAGE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return Exit.INTERNAL
+    except KeyboardInterrupt as e:
+        stop = as_interrupted(e)
+        print(f"sinkcheck {args.command}: interrupted by {stop.name}", file=sys.stderr)
+        return stop.exit_code
     except Exception:
         print(f"sinkcheck {args.command}: internal error (a bug in sinkcheck, please report it):", file=sys.stderr)
         traceback.print_exc()

@@ -12,6 +12,8 @@ class Exit(IntEnum):
     INTERNAL = 3  # an internal error of sinkcheck
     USAGE = 4  # a usage, config or environment error; the message says what to fix
     NOTHING_SELECTED = 5  # nothing was selected to run
+    INTERRUPTED = 130  # SIGINT (Ctrl-C): what finished is written, marked interrupted (128 + 2, as a shell says)
+    TERMINATED = 143  # SIGTERM: the same (128 + 15)
 
 
 class UsageError(InputError):

@@ -18,6 +18,7 @@ from conformance.generation import generated_scenarios
 from conformance.named_gate import GATE_SCENARIOS
 from conformance.session import (PROFILES, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
                                  selected, slug)
+from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_connector_version, check_target_spec, load_connector_config, load_preflight, out_dir,
                                parse_budget, resolve_profile, resolve_props, validate_for_target)
 from sinkcheck.terminal import Terminal
@@ -44,8 +45,13 @@ def load_overrides(path: str | None, flag: str) -> dict[str, str]:
 
 
 def cmd_gate(args: Any) -> int:
+    with holding(out_dir(args.out), f"sinkcheck gate {args.baseline} -> {args.candidate}"):
+        return _gate(args)
+
+
+def _gate(args: Any) -> int:
     from reports import ReportContext, write_reports
-    from reports.context import entry
+    from reports.context import entry, interruption_text
     from reports.diff import diff_entries
     from reports.redact import Redactor
 
@@ -105,23 +111,35 @@ def cmd_gate(args: Any) -> int:
 
     from conformance.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
 
+    sess.total_hint = len(jobs)
+    stopped: Interrupted | None = None
+    late: Deferred | None = None
     try:
         # on warm stacks (Kafka Connect sides) runs that touch only their own connector go at once
         warm = all(spec.startswith("kafka-connect:") for _, spec, _ in sides)
-        for _, spec, _ in sides:
-            sess.stack_for(spec)  # started here: a process dies with the thread that started it
-        results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1,
-                                 spare=sess.spare_stacks([spec for _, spec, _ in sides]) if warm else None,
-                                 spares=SPARE_STACKS)
+        with term.ticking():  # a stack starts and a scenario on it runs for a minute: the line shows how long
+            for _, spec, _ in sides:
+                sess.stack_for(spec)  # started here: a process dies with the thread that started it
+            results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1,
+                                     spare=sess.spare_stacks([spec for _, spec, _ in sides]) if warm else None,
+                                     spares=SPARE_STACKS)
         for (side, _, _, _, _), r in zip(jobs, results):
             if isinstance(r, UsageError):
                 raise r
             if r is not None and not isinstance(r, Exception):
                 per_side[side].append(r)
+    except KeyboardInterrupt as e:  # the runs that finished are compared and reported, marked interrupted
+        late = defer_signals(term.err)  # stopping the stacks and writing the reports are not cut short
+        stopped = as_interrupted(e)
+        term.err(f"sinkcheck gate: {stopped.name}: stopping the runs; writing the {len(sess.results) + len(sess.errors)} "
+                 "that finished")
+        for r in sess.results:  # each side's runs are under out/<side>/
+            per_side[Path(r.run_dir).relative_to(out).parts[0]].append(r)
     finally:
         sess.close()
+    late = late or defer_signals(term.err)
     term.progress("")
-    if not sess.results and not sess.errors:
+    if not sess.results and not sess.errors and stopped is None:
         term.err("sinkcheck gate: nothing selected: no scenario ran on both sides"
                  + (f" (--property {', '.join(sorted(props))} is claimed by none)" if props else "")
                  + (f" (the budget ran out: {skipped} skipped)" if skipped else "") + ".")
@@ -140,6 +158,8 @@ def cmd_gate(args: Any) -> int:
     if skipped:
         ctx.notes.append(f"{skipped} scenarios were not run: the budget ({args.budget}) ran out")
     ctx.duration_s = time.monotonic() - started
+    if stopped is not None:
+        ctx.interrupted = {"signal": stopped.name, "finished": len(sess.results) + len(sess.errors), "planned": len(jobs)}
     ctx.verdict = ("error" if sess.errors else
                    "fail" if diff["regressions"] or (args.fail_on_change and diff["behaviour_changes"]) else "pass")
     paths = write_reports(out, sess.results, ctx)
@@ -168,14 +188,19 @@ def cmd_gate(args: Any) -> int:
     else:
         code = Exit.OK
     word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.INTERNAL: "ERROR"}[code]
+    if stopped is not None:
+        word = f"INTERRUPTED ({word} so far)"
     term.out(f"{word}: gate {args.baseline} → {args.candidate}: {diff['compared']} scenarios compared, "
              f"{len(diff['regressions'])} regressions, {len(diff['behaviour_changes'])} behaviour changes "
              f"({len(documented)} documented), {len(diff['fixed'])} fixed, {len(sess.errors)} errors · seed {seed} · "
              f"profile {profile} · {time.monotonic() - started:.1f}s"
              + (f" · budget ran out, {skipped} not run ({fmt_secs(budget or 0)})" if skipped else ""))
+    if ctx.interrupted:
+        term.out(interruption_text(ctx) or "")
     for k, p in paths.items():
         term.out(f"  {k:<5} {p}")
-    return code
+    stopped = stopped or late.stopped()
+    return stopped.exit_code if stopped is not None else code
 
 
 def add_gate_parser(sub: Any) -> None:

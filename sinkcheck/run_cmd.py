@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance.session import (FAILURES_DIR, PROFILES, Session, environment, fmt_secs, model_version, named_scenarios,
-                                 own_named_scenarios, redacted_scenario, run_target, saved_failures, scenario_id, slug)
+from conformance.session import (FAILURES_DIR, PROFILES, Session, environment, failure_file_name, failure_scenario, fmt_secs,
+                                 model_version, named_scenarios, own_named_scenarios, run_target, saved_failures, slug)
 from sinkcheck.exitcodes import Exit, UsageError
+from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_connector_version, check_target_spec, examples_for, load_connector_config, load_preflight, out_dir,
                                parse_budget, resolve_profile, resolve_props, validate_for_target)
 from sinkcheck.terminal import Terminal, exit_for, print_outcome
@@ -39,7 +40,13 @@ def own_preflight(out: Path, term: "Terminal") -> list[dict[str, Any]]:
 
 
 def cmd_run(args: Any) -> int:
+    with holding(out_dir(args.out), "sinkcheck run " + " ".join(args.target or ["pysink"])):
+        return _run(args)
+
+
+def _run(args: Any) -> int:
     from reports import ReportContext, write_reports
+    from reports.context import interruption_text
     from reports.redact import Redactor
 
     started = time.monotonic()
@@ -73,26 +80,38 @@ def cmd_run(args: Any) -> int:
     sess = Session(out, props, None if budget is None else started + budget, args.plugin_path,
                    progress=term.progress, warn=term.err, redactor=redactor)
     examples = {spec: examples_for(spec, profile, args) for spec in targets}
-    sess.total_hint = sum(len(saved_failures(failures_dir, spec)) + len(named) + (len(own_named_scenarios(spec)) if named and not args.scenario else 0) + examples[spec] for spec in targets)
+    picked = [sc.name for sc in named] if args.scenario else None
+    saved = {spec: len(saved_failures(failures_dir, spec, picked)) for spec in targets}
+    sess.total_hint = sum(saved[spec] + len(named) + (len(own_named_scenarios(spec)) if named and not args.scenario else 0) + examples[spec] for spec in targets)
     term.err(f"sinkcheck run: {', '.join(targets)} · profile {profile} · seed {seed} · "
+             + ", ".join(sorted({str(n) for n in saved.values()})) + " saved + "
              f"{len(named)} named + " + ", ".join(sorted({str(n) for n in examples.values()}))
              + " generated scenarios per target"
              + (f" · budget {fmt_secs(budget)}" if budget is not None else ""))
 
+    stopped: Interrupted | None = None
+    late: Deferred | None = None
     try:
-        for spec in targets:
-            run_target(sess, spec, failures_dir, named, connector, args.connector_version, seed, examples[spec],
-                       derandomize, max_records, picked=bool(args.scenario), with_faults=not args.no_faults)
-            sess.close()  # a target's stack is done with once its scenarios ran
+        with term.ticking():  # a scenario on a real stack runs for a minute: its line shows how long
+            for spec in targets:
+                run_target(sess, spec, failures_dir, named, connector, args.connector_version, seed, examples[spec],
+                           derandomize, max_records, picked=bool(args.scenario), with_faults=not args.no_faults)
+                sess.close()  # a target's stack is done with once its scenarios ran
+    except KeyboardInterrupt as e:  # the runs that finished are reported, marked interrupted
+        late = defer_signals(term.err)  # stopping the stacks and writing the reports are not cut short
+        stopped = as_interrupted(e)
+        term.err(f"sinkcheck run: {stopped.name}: stopping the runs; writing the {len(sess.results) + len(sess.errors)} "
+                 "that finished")
     finally:
         sess.close()
-    if preflight is None and needs_s3 and args.preflight_s3 and (sess.results or sess.errors):
+    late = late or defer_signals(term.err)
+    if stopped is None and preflight is None and needs_s3 and args.preflight_s3 and (sess.results or sess.errors):
         try:
             preflight = own_preflight(out, term)
         except Exception as e:  # noqa: BLE001 - the report says why it has no preflight
             preflight = [{"check": "preflight of sinkcheck's S3 server", "status": "error", "detail": f"{type(e).__name__}: {e}"}]
     term.progress("")
-    if not sess.results and not sess.errors:
+    if not sess.results and not sess.errors and stopped is None:
         why = []
         if props:
             why.append(f"--property {', '.join(sorted(props))} is claimed by none of the scenarios for {', '.join(targets)}")
@@ -110,8 +129,8 @@ def cmd_run(args: Any) -> int:
     for r in sess.results:
         if not r.failed():
             continue
-        red = redacted_scenario(r.scenario, redactor)
-        name = f"{slug(r.target)}--{slug(r.scenario.name)}-{scenario_id(red)}.json"
+        red = failure_scenario(r, redactor)
+        name = failure_file_name(red)  # one per failure signature: found again, it replaces its file
         p = red.save(out / "failures" / name)
         reproducers[str(r.run_dir)] = str(p)
         if args.save_failures:
@@ -134,6 +153,9 @@ def cmd_run(args: Any) -> int:
         ctx.environment[f"warm stack start-up ({spec})"] = f"{secs:.1f} s"
     if sess.skipped_budget:
         ctx.notes.append(f"{sess.skipped_budget} scenarios were not run: the budget ({args.budget}) ran out")
+    if stopped is not None:
+        ctx.interrupted = {"signal": stopped.name, "finished": len(sess.results) + len(sess.errors),
+                           "planned": max(sess.total_hint, len(sess.results) + len(sess.errors))}
     if baseline is not None:
         from reports.context import entry
         from reports.diff import diff_entries
@@ -141,8 +163,10 @@ def cmd_run(args: Any) -> int:
         ctx.baseline = diff_entries(baseline, [entry(r, ctx) for r in sess.results])
     paths = write_reports(out, sess.results, ctx)
     extra = f" · budget ran out, {sess.skipped_budget} not run" if sess.skipped_budget else ""
-    print_outcome(term, sess.results, sess.errors, paths, seed, profile, time.monotonic() - started, extra)
-    return exit_for(sess.results, sess.errors)
+    print_outcome(term, sess.results, sess.errors, paths, seed, profile, time.monotonic() - started, extra,
+                  interrupted=interruption_text(ctx))
+    stopped = stopped or late.stopped()
+    return stopped.exit_code if stopped is not None else exit_for(sess.results, sess.errors)
 
 
 def add_run_parser(sub: Any) -> None:

@@ -2,11 +2,17 @@
 (sinkcheck.exitcodes)."""
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from sinkcheck.exitcodes import Exit
+
+
+PLAIN_TICK_S = 10.0  # off a terminal a line says every this often that a long step goes on
 
 
 class Terminal:
@@ -16,23 +22,64 @@ class Terminal:
         self.redactor = redactor
         self.tty = sys.stderr.isatty()
         self._progress_shown = False
+        self._last: tuple[str, float] | None = None  # the latest progress line and when it was first shown
+        self._write = threading.Lock()  # a ticker thread writes too
 
     def out(self, text: str = "") -> None:
-        self._clear()
-        print(self.redactor.text(text), file=sys.stdout, flush=True)
+        with self._write:
+            self._clear()
+            print(self.redactor.text(text), file=sys.stdout, flush=True)
 
     def err(self, text: str) -> None:
-        self._clear()
-        print(self.redactor.text(text), file=sys.stderr, flush=True)
+        with self._write:
+            self._clear()
+            print(self.redactor.text(text), file=sys.stderr, flush=True)
 
     def progress(self, text: str) -> None:
+        """A step begins or goes on: a signal whose exception was lost is raised here (main thread)."""
+        from sinkcheck.lifecycle import check_interrupted
+
+        check_interrupted()
+        self._last = (text, time.monotonic()) if text else None
+        self._show(text)
+
+    def _show(self, text: str) -> None:
         text = self.redactor.text(text)
+        with self._write:
+            self._emit(text)
+
+    def _emit(self, text: str) -> None:
         if self.tty:
             sys.stderr.write("\r\x1b[K" + text[:200])
             sys.stderr.flush()
             self._progress_shown = True
-        else:
+        elif text:  # no TTY line to clear: nothing to print
             print(text, file=sys.stderr, flush=True)
+
+    @contextlib.contextmanager
+    def ticking(self, spark: bool = False) -> Iterator[None]:
+        """While inside, a step that shows no progress of its own still shows it is alive: the
+        latest progress line again with how long it has run, every second on a terminal (the
+        line updates) and every PLAIN_TICK_S seconds as a plain line otherwise. `spark`: on a
+        terminal Spark's stage bar is the progress (its session shows it there): no ticks."""
+        if spark and self.tty:
+            yield
+            return
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.wait(1.0 if self.tty else PLAIN_TICK_S):
+                last = self._last
+                if last is not None:
+                    self._show(f"{last[0]} · {time.monotonic() - last[1]:.0f}s")
+
+        t = threading.Thread(target=tick, name="sinkcheck-progress", daemon=True)
+        t.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            t.join()
 
     def _clear(self) -> None:
         if self._progress_shown:
@@ -54,7 +101,7 @@ def exit_for(results: list[Any], errors: list[dict[str, Any]]) -> Exit:
 
 
 def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any]], paths: dict[str, Path],
-                  seed: int | None, profile: str, elapsed: float, extra: str = "") -> None:
+                  seed: int | None, profile: str, elapsed: float, extra: str = "", interrupted: str | None = None) -> None:
     from conformance.pytest_plugin import failure_block
 
     for r in results:
@@ -62,6 +109,14 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
             term.out(failure_block(r))
             term.out("  steps:\n" + "\n".join("    " + ln for ln in r.scenario.steps().splitlines()))
             term.out()
+    for r in results:  # what an unknown verdict rests on: which run, which property, why
+        if r.status == "unknown":
+            by_reason: dict[str, list[str]] = {}  # one reason (a message's first clause) often holds for many
+            for v in r.all_verdicts():
+                if v.claimed and v.status == "unknown":
+                    by_reason.setdefault(v.message.split("; ")[0], []).append(v.property)
+            why = "; ".join(f"{', '.join(props)}: {reason}" for reason, props in by_reason.items())
+            term.out(f"UNKNOWN {r.scenario.name} on {r.target}: {why or 'no verdict'}")
     for e in errors:
         term.out(f"ERROR {e['scenario']} on {e['target']}: {e['error']}\n  scenario: {e.get('scenario_file')}")
     n_fail = sum(1 for r in results if r.status == "fail")
@@ -69,6 +124,9 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
     n_pass = sum(1 for r in results if r.status == "pass")
     code = exit_for(results, errors)
     word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.UNKNOWN: "UNKNOWN", Exit.INTERNAL: "ERROR"}[code]
+    if interrupted:
+        term.out(interrupted)
+        word = f"INTERRUPTED ({word} so far)"
     term.out(f"{word}: {len(results)} runs: {n_pass} passed, {n_fail} failed, {n_unk} unknown, {len(errors)} errors "
              f"in {elapsed:.1f}s · seed {seed} · profile {profile}{extra}")
     for k, p in paths.items():

@@ -2,6 +2,7 @@
 faults, each run whole against `--target` and checked against the model and the claims."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -35,7 +36,7 @@ def _run(name, scenario, target, out: Path, stack=None, plugin_path=None):
     key = (target, name)
     if key not in _RESULTS:
         run_dir = out / re.sub(r"[^\w.-]", "_", f"{target}-{name}")
-        scenario.save(run_dir / "scenario.json")
+        dataclasses.replace(scenario, played_on={"target": target}).save(run_dir / "scenario.json")  # replay plays it there
         _RESULTS[key] = execute(scenario, target, run_dir, plugin_path, stack)
         _record(_RESULTS[key])
     return _RESULTS[key]
@@ -44,8 +45,6 @@ def _run(name, scenario, target, out: Path, stack=None, plugin_path=None):
 def _scenario(name, connector):
     """The named scenario, under the user's connector config if one is given (its records
     re-expressed for that config's converters)."""
-    import dataclasses
-
     from conformance import wire
 
     sc = SCENARIOS[name]()
@@ -97,7 +96,7 @@ def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkch
                                    kinds=value_kinds_for(kind)), label="scenario")
     n = len(list(sinkcheck_out.glob("generated-*")))
     run_dir = sinkcheck_out / f"generated-{n:04d}"
-    scenario.save(run_dir / "scenario.json")
+    dataclasses.replace(scenario, played_on={"target": sinkcheck_target}).save(run_dir / "scenario.json")
     result = execute(scenario, sinkcheck_target, run_dir, sinkcheck_plugin_path, sinkcheck_stack)
     _record(result)
     signatures = failure_signatures(result.all_verdicts())
