@@ -259,7 +259,7 @@ def build_partitioner(cfg: SinkConfig, jvm_zone_id: str = "UTC") -> Partitioner:
         remap = np.array([first.setdefault(n, len(first)) for n in names], dtype=np.int64)
         return remap[codes], list(first)
 
-    # R3.9: before 12.1.0 the writer only sees a time-based partitioner when it is not wrapped
-    time_based = (not wrapped) or cfg.version.unwraps_time_partitioner
     many_ok = not wrapped and fixed_zone and extractor.kind == "record" and duration != 0
-    return Partitioner(cfg, extractor, encode_time, time_based, wrapped, time_many, many_ok)
+    # R3.9: the writer sees through the schema-affix and tombstone wrappers (before 12.1.0 it did
+    # not: a known bug, confluent-wrapped-partitioner-rotation, that the model does not imitate)
+    return Partitioner(cfg, extractor, encode_time, True, wrapped, time_many, many_ok)
