@@ -11,7 +11,8 @@ v11.0.6, v11.0.7, v12.0.7 and v12.1.9 of kafka-connect-storage-cloud, nothing el
 and 12.1.9 changes what a run observes: #876 (11.0.3) only adds https:// to an endpoint given
 without a scheme, #888 (11.0.8, 12.0.0) only turns the "no writer" NPE into a ConnectException,
 #901 (12.0.1) only refuses an empty partition.field.name at validation, which the model refuses
-on every version.
+on every version. The storage-common 12.0.x these bundle from 12.0.0 brings nested field names to
+FieldPartitioner (`nested_partition_fields`).
 """
 from __future__ import annotations
 
@@ -107,6 +108,12 @@ class VersionProfile:
         it at once (AmazonS3Client.completeMultipartUpload never reaches its own retry for it),
         and its default retry condition takes no status 200: the task dies."""
         return self._at_least(11, 0, 0)
+
+    @property
+    def nested_partition_fields(self) -> bool:
+        """R6.2: FieldPartitioner follows dotted names into nested fields (storage-common 12.0.0,
+        #454, bundled from 12.0.0); before, a dotted name is one top-level field's name."""
+        return self._at_least(12, 0, 0)
 
     @property
     def max_open_files(self) -> bool:
