@@ -278,11 +278,20 @@ def _trace(result: Any) -> str | None:
     return next((s.trace for s in reversed(sts) if getattr(s, "trace", None)), None)
 
 
-def _witness(result: Any) -> str:
-    failed = [v for v in result.verdicts if v.status == "fail"]
-    parts = [f"{v.property}: {v.message}" + (f" ({v.witnesses[0].explanation})" if v.witnesses else "")
-             for v in failed[:2]]
-    return "; ".join(parts) or f"the task's trace: {(_trace(result) or '').strip().splitlines()[0][:200]}"
+def _signature_line(bug: KnownBug, trace: str | None) -> str | None:
+    """The line of the trace where the bug's signature starts (its exception)."""
+    if not bug.matches(trace):
+        return None
+    m = re.search(bug.signature or "", trace or "")
+    start = (trace or "").rfind("\n", 0, m.start() if m else 0) + 1
+    return (trace or "")[start:].splitlines()[0].strip()[:240]
+
+
+def _witness(bug: KnownBug, result: Any) -> str:
+    parts = [f"the task FAILED with {line}"] if (line := _signature_line(bug, _trace(result))) else []
+    parts += [f"{v.property}: {v.message}" + (f" ({v.witnesses[0].explanation})" if v.witnesses else "")
+              for v in result.verdicts if v.status == "fail" and v.property != "liveness"][:2]
+    return "; ".join(parts) or next((f"{v.property}: {v.message}" for v in result.verdicts if v.status == "fail"), "")
 
 
 def reproduction(bug: KnownBug, result: Any) -> str | None:
@@ -294,10 +303,9 @@ def reproduction(bug: KnownBug, result: Any) -> str | None:
     # a scenario of the bug failing for another reason (another trace) is not this bug
     if result.scenario.name in bug.scenarios and result.status == "fail" and (not trace or not bug.signature
                                                                              or bug.matches(trace)):
-        return f"{result.scenario.name} failed: {_witness(result)}"
+        return f"{result.scenario.name} failed: {_witness(bug, result)}"
     if bug.matches(trace):
-        first = next((ln.strip() for ln in (trace or "").splitlines() if re.search(bug.signature or "", ln)), "")
-        return f"{result.scenario.name}: the task FAILED with {first[:240]}"
+        return f"{result.scenario.name}: {_witness(bug, result)}"
     return None
 
 
