@@ -336,13 +336,12 @@ def relevant(results: Sequence[Any]) -> list[dict[str, Any]]:
 def gate_changes(baseline: Sequence[Any], candidate: Sequence[Any]) -> list[dict[str, Any]]:
     """Known bugs the upgrade fixes (reproduced on the baseline, not on the candidate although it
     played the same scenario) or introduces (the other way round), with the witness."""
-    def seen(rs: Sequence[Any]) -> dict[str, tuple[str, set[str]]]:
-        found: dict[str, tuple[str, set[str]]] = {}
+    def seen(rs: Sequence[Any]) -> dict[str, str]:
+        found: dict[str, str] = {}
         for bug in KNOWN_BUGS:
-            for r in rs:
-                w = reproduction(bug, r)
-                if w and bug.id not in found:
-                    found[bug.id] = (w, {x.scenario.name for x in rs})
+            w = next((w for r in rs if (w := reproduction(bug, r))), None)
+            if w:
+                found[bug.id] = w
         return found
 
     base, cand = seen(baseline), seen(candidate)
@@ -352,10 +351,10 @@ def gate_changes(baseline: Sequence[Any], candidate: Sequence[Any]) -> list[dict
     for bug in KNOWN_BUGS:
         if bug.id in base and bug.id not in cand and set(bug.scenarios) & played_cand:
             changes.append({"id": bug.id, "change": "fixed", "cite": bug.cite, "url": bug.url(),
-                            "witness": base[bug.id][0], "title": bug.title})
+                            "witness": base[bug.id], "title": bug.title})
         elif bug.id in cand and bug.id not in base and set(bug.scenarios) & played_base:
             changes.append({"id": bug.id, "change": "introduced", "cite": bug.cite, "url": bug.url(),
-                            "witness": cand[bug.id][0], "title": bug.title})
+                            "witness": cand[bug.id], "title": bug.title})
     return changes
 
 
