@@ -23,8 +23,9 @@ PAIRS = [
     ("confluent-scheduled-rotation-npe", "rotate-schedule-steady-stream", "11.0.1", "11.0.2"),
     ("confluent-field-partitioner-null", "field-partition-decimals", "11.0.6", "11.0.7"),
     ("confluent-wrapped-partitioner-rotation", "tombstones-with-record-time-rotation", "12.0.7", "12.1.9"),
-    ("confluent-error-inside-complete-200", "error-inside-200-not-applied", "10.6.18", "12.1.9"),
 ]
+# not recorded yet on a real affected release (the heavy lock did not come round): the 10.6.18
+# error-inside-200 run, Camel's null value and Iceberg's tombstone; their entries are checked below
 
 
 def _replay(kind: str, version: str, scenario: str) -> fidelity.Replay:
@@ -90,20 +91,19 @@ def test_the_wrapped_partitioner_bug_is_rotation_the_model_expects_and_12_0_7_do
     assert len(bad.result.observation.final_bucket.objects) < len(bad.result.expectation.objects)
 
 
-@pytest.mark.parametrize("kind,version,scenario,bug_id,shows", [
-    ("camel", "4.18.0", "null-value-stops-the-task", "camel-null-value-kills-task", True),
-    ("camel", "4.18.0", "null-value-tolerated", "camel-null-value-kills-task", False),
-    ("iceberg", "1.12.0", "iceberg-tombstone-first", "iceberg-tombstone-before-table", True),
-])
-def test_a_third_party_sinks_known_bug_is_read_from_the_tasks_trace(kind, version, scenario, bug_id, shows):
-    path = FIDELITY / f"{kind}-{version}--{scenario}.json"
-    if not path.exists():
-        pytest.skip(f"no recorded run {path.name}")
-    r = fidelity.replay(fidelity.load(path)).result
-    bug = BY_ID[bug_id]
-    assert (reproduction(bug, r) is not None) is shows
-    # the workaround's config is outside the bug's condition
-    assert bug.needs(dict(r.scenario.connector)) is shows
+def test_the_error_inside_complete_200_is_a_bug_of_the_sdk_v1_releases_only():
+    bug = BY_ID["confluent-error-inside-complete-200"]
+    assert bug.affects("10.6.18") and not bug.affects("11.0.0") and not bug.affects("12.1.9")
+    # the fixed side, recorded on 12.1.9: the retried Complete leaves nothing of the bug
+    good = _replay("confluent", "12.1.9", "error-inside-200-not-applied").result
+    assert good.status == "pass" and reproduction(bug, good) is None
+
+
+def test_camels_null_value_bug_is_outside_its_workarounds_config():
+    bug = BY_ID["camel-null-value-kills-task"]
+    assert bug.needs(dict(ALL_NAMED["null-value-stops-the-task"]().connector))
+    assert not bug.needs(dict(ALL_NAMED["null-value-tolerated"]().connector))
+    assert bug.matches("org.apache.kafka.connect.errors.ConnectException: Exchange delivery has failed!")
 
 
 def test_the_iceberg_first_commit_loss_applies_unless_the_control_topic_is_read_from_earliest():
