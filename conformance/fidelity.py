@@ -71,6 +71,8 @@ def fixture_of(result: Any, note: str = "") -> dict[str, Any]:
         "quiet": obs.quiet,
         "task_states": list(obs.statuses[-1].task_states) if obs.statuses else [],
         "connector_state": obs.statuses[-1].connector_state if obs.statuses else None,
+        # the failed task's trace: what a known bug's signature is read from (conformance.known_bugs)
+        "trace": next((s.trace for s in reversed(obs.statuses) if s.trace), None),
         "objects": [{"key": o.key, "size": o.size, "etag": o.etag, "body": _pack(o.body)}
                     for o in (final.objects if final else ())],
         "open_uploads": [list(u) for u in (final.open_uploads if final else ())],
@@ -112,6 +114,7 @@ def save(result: Any, directory: Path, note: str = "") -> Path:
 class Replay:
     fixture: dict[str, Any]
     verdicts: list[Verdict]
+    result: Any = None  # the replay as a conformance.runner.RunResult (what the reports and known bugs read)
 
     def disagreements(self) -> list[str]:
         """Final-state properties whose verdict today differs from the real run's."""
@@ -128,7 +131,7 @@ class Replay:
 
 def replay(fixture: dict[str, Any]) -> Replay:
     """The fixture's final state checked against today's model by the suite's checkers."""
-    from conformance.runner import config_phases, model_config
+    from conformance.runner import RunResult, config_phases, model_config
     from reference_impl.model import expect, expect_phases
 
     if fixture.get("format") != FIXTURE_FORMAT:
@@ -144,7 +147,8 @@ def replay(fixture: dict[str, Any]) -> Replay:
         bucket_samples=[BucketSample(at, objects, tuple(tuple(u) for u in fixture["open_uploads"]))],
         offset_samples=[OffsetSample(at, dict(fixture["committed"]))],
         faults=faults, quiet=fixture["quiet"],
-        statuses=[StatusSample(at, fixture["connector_state"] or "RUNNING", tuple(fixture["task_states"]))])
+        statuses=[StatusSample(at, fixture["connector_state"] or "RUNNING", tuple(fixture["task_states"]),
+                               trace=fixture.get("trace"))])
     records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker_converters(spec))
     claim = claims_for(kind, scenario.connector, scenario.faults, scenario.connector_version)[0]
     cfg = model_config(scenario, kind)
@@ -153,7 +157,8 @@ def replay(fixture: dict[str, Any]) -> Replay:
         phases = config_phases(scenario, kind, cfg, obs)
         expectation = expect_phases(phases, records) if len(phases) > 1 else expect(cfg, records)
     data = RunData(scenario, spec, obs, claim, cfg, expectation, records, phases=phases)
-    return Replay(fixture, run_checks(data))
+    verdicts = run_checks(data)
+    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, expectation, verdicts, 0.0, Path(".")))
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import datetime
 import json
 from typing import Any, Callable
 
+from conformance.named_gate import tombstones_with_record_time_rotation
 from conformance.named_iceberg import ICEBERG_OWN
 from conformance.named_time import time_edge_scenarios
 from conformance.scenario import FaultStep, Scenario
@@ -59,6 +60,20 @@ def rotate_schedule_table() -> Scenario:
     return Scenario("rotate-schedule-table", cfg, {"events": 1}, [_rec(i, PUBLIC_T + i * 1000) for i in range(3)],
                     faults=[FaultStep(3, "wait", {"seconds": 4.0})],
                     notes="public write-up: scheduled rotation flushes on wall-clock time at an (empty) put")
+
+
+def rotate_schedule_steady_stream() -> Scenario:
+    """DefaultPartitioner with rotate.schedule.interval.ms=2000 while records keep arriving (one
+    every 250 ms for 6 s): a put holding records comes after a boundary with the file open, so
+    the rotation happens on a record, not on an empty put. 11.0.1 logs that rotation with
+    `currentTimestamp - baseRecordTimestamp`, both null without a time-based partitioner: a
+    NullPointerException kills the task (confluentinc/kafka-connect-storage-cloud#867, fixed by
+    #871 in 11.0.2). The last wait lets the schedule commit the last file on an empty put."""
+    cfg = {**BASE, "flush.size": "1000", "rotate.schedule.interval.ms": "2000", "timezone": "UTC"}
+    n = 24
+    steps = [FaultStep(i, "wait", {"seconds": 0.25}) for i in range(1, n)] + [FaultStep(n, "wait", {"seconds": 5.0})]
+    return Scenario("rotate-schedule-steady-stream", cfg, {"events": 1}, [_rec(i, PUBLIC_T + i * 250) for i in range(n)],
+                    faults=steps, notes="R3.4 on a record's put; 11.0.1: NPE in the rotation log line (#867/#871)")
 
 
 def idle_partition() -> Scenario:
@@ -493,10 +508,15 @@ PROCESS_FAULTS: dict[str, Callable[[], Scenario]] = {
     "two-tasks-restart-task-1": two_tasks_restart_task_1,
 }
 
+# scenarios that show a known bug of a released connector version (conformance.known_bugs)
+KNOWN_BUG_SCENARIOS: dict[str, Callable[[], Scenario]] = {
+    "rotate-schedule-steady-stream": rotate_schedule_steady_stream,
+}
+
 # what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs,
 # then the process faults
 SUITE: dict[str, Callable[[], Scenario]] = {**NAMED, **{k: v for k, v in KILL_SCENARIOS.items() if k not in NAMED},
-                                            **PROCESS_FAULTS}
+                                            **PROCESS_FAULTS, **KNOWN_BUG_SCENARIOS}
 
 
 def _with_null_value(n: int, at: int) -> list[dict]:
@@ -529,6 +549,8 @@ def null_value_tolerated() -> Scenario:
 CONNECTOR_OWN: dict[str, dict[str, Callable[[], Scenario]]] = {
     "camel": {"null-value-stops-the-task": null_value_stops_the_task, "null-value-tolerated": null_value_tolerated},
     "iceberg": ICEBERG_OWN,
+    # the gate plays it between any two versions; a run plays it on Confluent's connector (R3.9's bug)
+    "confluent": {"tombstones-with-record-time-rotation": tombstones_with_record_time_rotation},
 }
 # every named scenario by name (`--scenario NAME` picks from these)
 ALL_NAMED: dict[str, Callable[[], Scenario]] = {**SUITE, **{k: v for own in CONNECTOR_OWN.values() for k, v in own.items()}}

@@ -220,7 +220,8 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
     }
     part = draw(st.sampled_from(SINK_PARTITIONERS))
     if part == "field":
-        cfg.update({"partitioner.class": P + "FieldPartitioner", "partition.field.name": "region"})
+        cfg.update({"partitioner.class": P + "FieldPartitioner",
+                    "partition.field.name": draw(st.sampled_from(PARTITION_FIELD_LISTS))})
     elif part != "default":
         cls = {"hourly": "HourlyPartitioner", "daily": "DailyPartitioner", "time": "TimeBasedPartitioner"}[part]
         # the Wallclock extractor makes boundaries follow the wall clock: one config in six
@@ -326,6 +327,27 @@ def zone_anchors(zone: str) -> tuple[int, ...]:
 EPOCH_ANCHORS = (0, -1_800_000, -17_280_000_000 + 5_400_000, 18_000_000 - 1_500)
 
 
+# FieldPartitioner's fields beside `region`: an optional one of each other type it encodes, null
+# in some records (a null INT or BOOLEAN killed the task before storage-common 11.2.27: known bug
+# confluent-field-partitioner-null); sink_records adds the ones a config names to the schema
+PARTITION_FIELDS: dict[str, dict[str, Any]] = {
+    "tier": {"type": "int32", "optional": True}, "rank": {"type": "int8", "optional": True},
+    "level": {"type": "int16", "optional": True}, "big": {"type": "int64", "optional": True},
+    "vip": {"type": "boolean", "optional": True},
+}
+PARTITION_FIELD_LISTS = ("region", "region", "region", "tier", "vip", "region,tier", "rank", "level,vip", "big")
+
+
+def with_partition_fields(schema: dict[str, Any], cfg: dict[str, str]) -> dict[str, Any]:
+    """The value schema with the fields FieldPartitioner reads (PARTITION_FIELDS) it lacks."""
+    if not cfg.get("partitioner.class", "").endswith("FieldPartitioner"):
+        return schema
+    have = {f["field"] for f in schema["fields"]}
+    more = [{"field": n, **PARTITION_FIELDS[n]} for n in (x.strip() for x in cfg.get("partition.field.name", "").split(","))
+            if n in PARTITION_FIELDS and n not in have]
+    return {**schema, "fields": schema["fields"] + more} if more else schema
+
+
 # the regions FieldPartitioner encodes: plain, null (`region=null`) and one with a '/' inside
 # (values are not escaped: it makes a directory level of its own, R6.2)
 REGIONS = ("eu", "us", "eu", "us", None, "eu/west")
@@ -380,8 +402,8 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     zone = cfg.get("timezone", "UTC") or "UTC"
     record_field = cfg.get("timestamp.extractor") == "RecordField"
     # RecordField reads the ts field: there its text forms come in one schema in two
-    schema = draw(values.value_schemas(("string", "int64", "timestamp", "string") if record_field else
-                                       ("int64", "timestamp", "string")))
+    schema = with_partition_fields(draw(values.value_schemas(("string", "int64", "timestamp", "string") if record_field else
+                                                             ("int64", "timestamp", "string"))), cfg)
     n = draw(st.integers(1, max_records))
     tps = [(t, p) for t, k in topics.items() for p in range(k)]
     # one stream in three lives around 1970: Java's division truncates toward zero there (R6.3)

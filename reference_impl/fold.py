@@ -279,7 +279,8 @@ class _Writer:
 
     def _tombstone_exempt(self, ep: str | None) -> bool:
         cfg = self.cfg
-        if cfg.behavior_on_null_values != "write" or not cfg.version.tombstone_partition_change_exemption:
+        # R3.3, with #904's unwrapping (12.1.0); before, no partition-change rotation happened at all
+        if cfg.behavior_on_null_values != "write":
             return False
         t = cfg.tombstone_encoded_partition
         return (ep is not None and t in ep) or (self.current_ep is not None and t in self.current_ep)

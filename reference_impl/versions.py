@@ -2,6 +2,17 @@
 
 A `VersionProfile` answers "does this version do X?" for every rule whose behaviour changed
 between releases. The fold asks the profile; nothing else compares version numbers.
+
+A release that breaks what the documentation promises has a known bug, not a rule of its own:
+the model holds it to the promise, and conformance.known_bugs names the bug, its fix and the
+scenario that shows it (R3.9's wrapped partitioners before 12.1.0, the 11.0.1 rotation log line,
+FieldPartitioner's null field before storage-common 11.2.27). Read at the tags v11.0.1, v11.0.2,
+v11.0.6, v11.0.7, v12.0.7 and v12.1.9 of kafka-connect-storage-cloud, nothing else between 11.0.0
+and 12.1.9 changes what a run observes: #876 (11.0.3) only adds https:// to an endpoint given
+without a scheme, #888 (11.0.8, 12.0.0) only turns the "no writer" NPE into a ConnectException,
+#901 (12.0.1) only refuses an empty partition.field.name at validation, which the model refuses
+on every version. The storage-common 12.0.x these bundle from 12.0.0 brings nested field names to
+FieldPartitioner (`nested_partition_fields`).
 """
 from __future__ import annotations
 
@@ -119,14 +130,10 @@ class VersionProfile:
         return self._at_least(11, 0, 0)
 
     @property
-    def unwraps_time_partitioner(self) -> bool:
-        """R3.9: time rotation sees through the schema-affix and tombstone wrappers (12.1.0+)."""
-        return self._at_least(12, 1, 0)
-
-    @property
-    def tombstone_partition_change_exemption(self) -> bool:
-        """R3.3: a change to or from the tombstone ep does not rotate (12.1.0+)."""
-        return self._at_least(12, 1, 0)
+    def nested_partition_fields(self) -> bool:
+        """R6.2: FieldPartitioner follows dotted names into nested fields (storage-common 12.0.0,
+        #454, bundled from 12.0.0); before, a dotted name is one top-level field's name."""
+        return self._at_least(12, 0, 0)
 
     @property
     def max_open_files(self) -> bool:

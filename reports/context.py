@@ -36,6 +36,8 @@ class ReportContext:
     verdict: str | None = None  # the command's own verdict when it is not the runs' (gate: regressions or not)
     # set when a signal stopped the command: {"signal": "SIGINT", "finished": runs done, "planned": runs planned}
     interrupted: dict[str, Any] | None = None
+    # gate: known bugs the candidate fixes or introduces (conformance.known_bugs.gate_changes)
+    known_bug_changes: list[dict[str, Any]] = field(default_factory=list)
     redactor: Redactor = field(default_factory=Redactor)
     _entries: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
 
@@ -308,3 +310,11 @@ def witness_text(w: dict[str, Any]) -> str:
         lines.append("  expected: " + json.dumps(w.get("expected"), default=str)[:400])
         lines.append("  observed: " + json.dumps(w.get("observed"), default=str)[:400])
     return "\n".join(lines)
+
+
+def known_bugs_section(results: list[Any], ctx: ReportContext) -> list[dict[str, Any]]:
+    """Each known bug that touches a config and version this run played, and whether it was
+    reproduced (conformance.known_bugs.relevant), redacted."""
+    from conformance.known_bugs import relevant
+
+    return ctx.redactor.data(relevant(results))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reports.context import (NOT_CLAIMED, ReportContext, cell_status, claim_columns, counts, entry, interruption_text,
-                             fault_coverage, matrix, overall_status)
+                             fault_coverage, known_bugs_section, matrix, overall_status)
 from reports.timeline import timeline_svg
 
 CSS = """
@@ -231,6 +231,44 @@ def _baseline(diff: dict[str, Any] | None) -> str:
     return "".join(out)
 
 
+def _link(cite: str | None, url: str | None) -> str:
+    # the address as text: the report references nothing outside itself
+    if not cite:
+        return "no upstream issue"
+    return escape(cite) + (f" <code>{escape(url)}</code>" if url else "")
+
+
+def _known_bugs(bugs: list[dict[str, Any]], changes: list[dict[str, Any]]) -> str:
+    """The known bugs that touch this run's configs and versions, reproduced or not, and (gate)
+    the ones the upgrade fixes or introduces."""
+    if not bugs and not changes:
+        return ""
+    out = ['<h2 id="known-bugs">Known bugs</h2><p class="muted">public bugs of these sinks whose condition a played '
+           'config meets on the version that ran (conformance.known_bugs); the model does not imitate them, so a '
+           'scenario that shows one fails on an affected version.</p>']
+    for c in changes:
+        out.append(f'<p>{_badge("fixed" if c["change"] == "fixed" else "regression")} known bug <b>{escape(c["id"])}</b> '
+                   f'({_link(c.get("cite"), c.get("url"))}) {escape(c["change"])}: {escape(c["witness"])}</p>')
+    for b in bugs:
+        seen = "reproduced" if b["reproduced"] else "not reproduced by this run"
+        affected = {True: "has it", False: "does not have it", None: "version not known"}[b["version_affected"]]
+        upstream = " · ".join(_link(c["cite"], c["url"]) for c in [{"cite": b["cite"], "url": b["url"]}, *b["also"]])
+        rows = [("target", escape(f'{b["target"]} (version {b["version"] or "?"}: {affected})')), ("upstream", upstream)]
+        rows += [(k, escape(v)) for k, v in (
+            ("affected", "; ".join(b["affected"])), ("fixed in", ", ".join(b["fixed_in"]) or "no release yet"),
+            ("needs", b["needs"]), ("what a user sees", b["symptom"]), ("workaround", b["workaround"] or "none known"),
+            ("scenarios", ", ".join(b["scenarios"])),
+            ("configs here that meet it", ", ".join(b["configs"][:8]) + (" …" if len(b["configs"]) > 8 else "")
+             or "none (found by its trace)"),
+            ("why a bug", b.get("why") or "")) if v]
+        table = "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in rows)
+        wit = "".join(f"<li>{escape(w['witness'])}</li>" for w in b["witnesses"][:5])
+        out.append(f'<section class="known-bug" id="bug-{escape(b["id"])}"><h3>{_badge("fail" if b["reproduced"] else "unknown")} '
+                   f'{escape(b["title"])} <small>({escape(b["id"])}, {seen})</small></h3>'
+                   f"<table class='env'>{table}</table>" + (f"<ul>{wit}</ul>" if wit else "") + "</section>")
+    return "".join(out)
+
+
 def _translation(e: dict[str, Any]) -> str:
     """How the scenario was put to this target's connector: what was sent, what each mapped
     property stands for, what was dropped and why, and fault steps changed for it."""
@@ -326,6 +364,7 @@ def render_html(results: list[Any], ctx: ReportContext) -> str:
     body = [
         _banner(entries, ctx), "<main>",
         _baseline(ctx.baseline),
+        _known_bugs(known_bugs_section(results, ctx), ctx.known_bug_changes),
         '<h2 id="compliance">Compliance matrix</h2><p class="muted">claimed properties count; '
         '"not claimed" ones are measured and reported only.</p>', _matrix(entries),
         '<h2 id="failures">Failures</h2>', _failures(entries),

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reports.context import REPORT_FORMAT, ReportContext, counts, entry, fault_coverage, matrix, overall_status
+from reports.context import (REPORT_FORMAT, ReportContext, counts, entry, fault_coverage, known_bugs_section, matrix,
+                             overall_status)
 
 
 def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
@@ -30,6 +31,8 @@ def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
         "environment": ctx.environment,
         "preflight": ctx.preflight,
         "baseline": ctx.baseline,
+        "known_bugs": known_bugs_section(results, ctx),
+        "known_bug_changes": ctx.known_bug_changes,
         "notes": ctx.notes,
     }
     return ctx.redactor.data(doc)

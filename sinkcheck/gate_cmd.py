@@ -15,6 +15,7 @@ from typing import Any
 
 from sinkcheck.exitcodes import Exit, UsageError
 from conformance.generation import generated_scenarios
+from conformance.known_bugs import gate_changes, gate_line
 from conformance.named_gate import GATE_SCENARIOS
 from conformance.session import (PROFILES, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
                                  selected, slug)
@@ -155,6 +156,7 @@ def _gate(args: Any) -> int:
             ctx.environment[side] += " with " + ", ".join(f"{k}={v}" for k, v in sorted(overrides[side].items()))
     diff = diff_entries([entry(r, ctx) for r in per_side["baseline"]], [entry(r, ctx) for r in per_side["candidate"]])
     ctx.baseline = diff
+    ctx.known_bug_changes = gate_changes(per_side["baseline"], per_side["candidate"])
     if skipped:
         ctx.notes.append(f"{skipped} scenarios were not run: the budget ({args.budget}) ran out")
     ctx.duration_s = time.monotonic() - started
@@ -180,6 +182,8 @@ def _gate(args: Any) -> int:
         term.out(f"  Reproduce with: {ch['replay_baseline']}\n                  {ch['replay_candidate']}")
     for it in diff["fixed"]:
         term.out(f"fixed {it['scenario']}: {it['property']} fail → pass")
+    for change in ctx.known_bug_changes:
+        term.out(gate_line(change))
     documented = [c for c in diff["behaviour_changes"] if c["kind"] == "documented"]
     if sess.errors:
         code = Exit.INTERNAL

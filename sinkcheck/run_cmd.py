@@ -162,6 +162,10 @@ def _run(args: Any) -> int:
 
         ctx.baseline = diff_entries(baseline, [entry(r, ctx) for r in sess.results])
     paths = write_reports(out, sess.results, ctx)
+    from conformance.known_bugs import known_bug_line, relevant
+
+    for bug in relevant(sess.results):
+        term.out(known_bug_line(bug))
     extra = f" · budget ran out, {sess.skipped_budget} not run" if sess.skipped_budget else ""
     print_outcome(term, sess.results, sess.errors, paths, seed, profile, time.monotonic() - started, extra,
                   interrupted=interruption_text(ctx))
