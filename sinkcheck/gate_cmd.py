@@ -32,6 +32,13 @@ def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
     return [f() for f in GATE_SCENARIOS.values()] + named_scenarios(None)
 
 
+def side_kind(spec: str) -> str:
+    """The claim family whose scenarios `run` generates for a side (the model's: Confluent's)."""
+    from conformance.targets import target_kind
+
+    return "confluent" if model_version(spec) or spec == "model" else target_kind(spec)
+
+
 def load_overrides(path: str | None, flag: str) -> dict[str, str]:
     """Connector properties one side sets over every scenario's own config (a gate between two
     configs of the same sink: identical records, the boundaries each config gives)."""
@@ -71,7 +78,8 @@ def cmd_gate(args: Any) -> int:
     out.mkdir(parents=True, exist_ok=True)
     model_only = any(s.startswith("model") for _, s, _ in sides)
     scenarios = gate_scenarios(args.scenario, args.no_named)
-    scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=not args.no_faults)
+    scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=not args.no_faults,
+                                     kinds=tuple(side_kind(spec) for _, spec, _ in sides))
     if model_only:
         # the same scenarios as a gate of real versions with this seed, their fault schedules
         # dropped: the model applies none, and a scenario with faults is unknown to it
@@ -81,6 +89,8 @@ def cmd_gate(args: Any) -> int:
              + (" · generated scenarios without faults" if args.no_faults and not model_only else ""))
     sess = Session(out, props, None if budget is None else started + budget, args.plugin_path,
                    progress=term.progress, warn=term.err, redactor=redactor)
+    # a target against itself (another config): a stack for each side, as for two targets
+    stack_key = {side: f"{spec} ({side})" if args.baseline == args.candidate else spec for side, spec, _ in sides}
     per_side: dict[str, list[Any]] = {"baseline": [], "candidate": []}
     skipped = 0
     jobs: list[tuple[str, str, Any, str, str]] = []  # side, spec, scenario, origin, topic tag
@@ -101,17 +111,20 @@ def cmd_gate(args: Any) -> int:
             with sess._lock:
                 skipped += 1
             return None
-        return sess.run_one(s, spec, origin, out / side / slug(s.name), tag=tag)
+        return sess.run_one(s, spec, origin, out / side / slug(s.name), tag=tag, stack_key=stack_key[side])
 
     from conformance.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
 
     try:
         # on warm stacks (Kafka Connect sides) runs that touch only their own connector go at once
         warm = all(spec.startswith("kafka-connect:") for _, spec, _ in sides)
-        for _, spec, _ in sides:
-            sess.stack_for(spec)  # started here: a process dies with the thread that started it
+        for side, spec, _ in sides:
+            sess.stack_for(spec, stack_key[side])  # started here: a process dies with the thread that started it
+        # spare stacks pay off only where a side has more than one scenario to run alone
+        spare = warm and sum(1 for j in jobs if needs_stack_alone(j[2])) > len(sides)
         results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1,
-                                 spare=sess.spare_stacks([spec for _, spec, _ in sides]) if warm else None,
+                                 spare=sess.spare_stacks([spec for _, spec, _ in sides],
+                                                         [stack_key[side] for side, _, _ in sides]) if spare else None,
                                  spares=SPARE_STACKS)
         for (side, _, _, _, _), r in zip(jobs, results):
             if isinstance(r, UsageError):
@@ -152,8 +165,7 @@ def cmd_gate(args: Any) -> int:
         term.out(f"  Reproduce with: {it['replay']}")
     for ch in diff["behaviour_changes"]:
         od = ch["objects"]
-        term.out(f"BEHAVIOUR CHANGE ({ch['kind']}) {ch['scenario']}: {od['counts']['baseline']} objects → "
-                 f"{od['counts']['candidate']}; {od['moved_count']} records held in a different object")
+        term.out(f"BEHAVIOUR CHANGE ({ch['kind']}) {ch['scenario']}: {od['summary']}")
         term.out(f"  {ch['why']}")
         for m in od["moved_offsets"][:5]:
             term.out(f"    {m['offset']}: {m['baseline']} → {m['candidate']}")
