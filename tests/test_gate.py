@@ -214,3 +214,15 @@ def test_a_table_sink_is_compared_by_the_rows_its_table_holds_not_by_data_file_n
     assert change["kind"] == "records" and change["objects"]["moved_offsets"] == [
         {"offset": "t-0@1", "baseline": "seen 1×", "candidate": "seen 2×"}]
     assert diff["regressions"] == []
+
+
+def test_a_gate_of_iceberg_draws_the_generated_scenarios_run_draws_for_it() -> None:
+    """The gate's generated scenarios for a table sink hold values that make rows (maps and
+    Structs, as `run` draws them): no text through a converter that refuses it, no
+    ByteArrayFormat, which writes only bytes."""
+    from conformance.generation import generated_scenarios
+
+    scs = generated_scenarios(10, 0, True, 10, kinds=("iceberg", "iceberg"))
+    assert len(scs) >= 5
+    assert all(not sc.connector["format.class"].endswith("ByteArrayFormat") for sc in scs)
+    assert {type(r["value"]) for sc in scs for r in sc.records} <= {dict, type(None)}
