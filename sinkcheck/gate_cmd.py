@@ -16,7 +16,7 @@ from typing import Any
 from sinkcheck.exitcodes import Exit, UsageError
 from conformance.generation import generated_scenarios
 from conformance.named_gate import GATE_SCENARIOS
-from conformance.session import (PROFILES, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
+from conformance.session import (PROFILES, InputError, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
                                  selected, slug)
 from sinkcheck.options import (check_target_spec, load_connector_config, load_preflight, parse_budget, resolve_profile,
                                resolve_props, validate_for_target)
@@ -127,7 +127,7 @@ def cmd_gate(args: Any) -> int:
                                                          [stack_key[side] for side, _, _ in sides]) if spare else None,
                                  spares=SPARE_STACKS)
         for (side, _, _, _, _), r in zip(jobs, results):
-            if isinstance(r, UsageError):
+            if isinstance(r, (UsageError, InputError)):  # a scenario this target cannot play: exit 4
                 raise r
             if r is not None and not isinstance(r, Exception):
                 per_side[side].append(r)

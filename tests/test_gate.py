@@ -226,3 +226,18 @@ def test_a_gate_of_iceberg_draws_the_generated_scenarios_run_draws_for_it() -> N
     assert len(scs) >= 5
     assert all(not sc.connector["format.class"].endswith("ByteArrayFormat") for sc in scs)
     assert {type(r["value"]) for sc in scs for r in sc.records} <= {dict, type(None)}
+
+
+def test_records_a_targets_converters_refuse_are_refused_before_anything_starts(tmp_path: Path) -> None:
+    """Text values under StringConverter, put to Iceberg's sink, which reads values through
+    JsonConverter: its task would die on each. The run refuses the scenario (exit 4 in a
+    command) before it starts a broker, instead of erring inside the runner afterwards."""
+    from conformance.named import BASE
+    from conformance.runner import run_scenario
+    from conformance.scenario import Scenario, ScenarioError
+
+    cfg = {**BASE, "value.converter": "org.apache.kafka.connect.storage.StringConverter", "flush.size": "1"}
+    recs = [{"topic": "orders", "partition": 0, "timestamp": 1714557600000, "key": None, "value": "seq=0", "headers": []}]
+    with pytest.raises(ScenarioError, match="which refuse them"):
+        run_scenario(Scenario("text-values", cfg, {"orders": 1}, recs), "kafka-connect:iceberg", tmp_path)
+    assert not (tmp_path / "s3").exists()
