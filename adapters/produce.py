@@ -40,7 +40,6 @@ def await_leaders(admin: Any, topics: Mapping[str, int], timeout_s: float = 60) 
     import time
 
     deadline = time.monotonic() + timeout_s
-    waiting: list[str] = list(topics)
     while True:
         meta = admin.list_topics(timeout=15).topics
         waiting = [t for t, n in topics.items()

@@ -20,9 +20,11 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
-    from conformance.strategies import formats_for, scenarios, value_kinds_for
+    from conformance.strategies import SINK_FORMATS, formats_for, scenarios, value_kinds_for
 
-    formats = formats_for(kinds[0]) if len({formats_for(k) for k in kinds}) == 1 else formats_for("")
+    # what every side can take: its formats if they share them, the values each side's kind allows
+    shared = {formats_for(k) for k in kinds}
+    formats = shared.pop() if len(shared) == 1 else SINK_FORMATS
     drawn = [value_kinds_for(k) for k in kinds if value_kinds_for(k) is not None]
     values = tuple(v for v in drawn[0] if all(v in d for d in drawn)) if drawn else None
     out: list[Any] = []
