@@ -173,6 +173,7 @@ def cmd_gate(args: Any) -> int:
     for it in diff["fixed"]:
         term.out(f"fixed {it['scenario']}: {it['property']} fail → pass")
     documented = [c for c in diff["behaviour_changes"] if c["kind"] == "documented"]
+    unjudged = [c for c in diff["behaviour_changes"] if c["kind"] == "unknown"]
     if sess.errors:
         code = Exit.INTERNAL
     elif diff["regressions"] or (args.fail_on_change and diff["behaviour_changes"]):
@@ -182,7 +183,8 @@ def cmd_gate(args: Any) -> int:
     word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.INTERNAL: "ERROR"}[code]
     term.out(f"{word}: gate {args.baseline} → {args.candidate}: {diff['compared']} scenarios compared, "
              f"{len(diff['regressions'])} regressions, {len(diff['behaviour_changes'])} behaviour changes "
-             f"({len(documented)} documented), {len(diff['fixed'])} fixed, {len(sess.errors)} errors · seed {seed} · "
+             f"({len(documented)} documented" + (f", {len(unjudged)} not judged: a side unknown" if unjudged else "")
+             + f"), {len(diff['fixed'])} fixed, {len(sess.errors)} errors · seed {seed} · "
              f"profile {profile} · {time.monotonic() - started:.1f}s"
              + (f" · budget ran out, {skipped} not run ({fmt_secs(budget or 0)})" if skipped else ""))
     for k, p in paths.items():

@@ -127,6 +127,7 @@ def test_a_config_gate_on_the_python_sink_judges_no_unknown_side_a_regression(tm
     kinds = {c["scenario"]: c["kind"] for c in diff["behaviour_changes"]}
     assert kinds == {"multipart-crash-in-part-four": "unknown", "crash-mid-stream": "configured"}
     assert "versions'" not in out and "PASS: gate pysink → pysink: 2 scenarios compared, 0 regressions" in out
+    assert "(0 documented, 1 not judged: a side unknown)" in out
 
 
 def test_an_unexplained_change_is_a_regression_with_witnesses_and_names_the_configs() -> None:
