@@ -29,6 +29,28 @@ def create_topics(bootstrap: str, topics: Mapping[str, int]) -> None:
         except Exception as e:  # noqa: BLE001
             if "TOPIC_ALREADY_EXISTS" not in str(e):
                 raise TargetError(f"could not create topic {t!r}: {e}") from None
+    await_leaders(admin, topics)
+
+
+def await_leaders(admin: Any, topics: Mapping[str, int], timeout_s: float = 60) -> None:
+    """Until every partition of `topics` has a leader in the broker's metadata. The controller
+    answers CreateTopics before the partitions have leaders (and before every broker's metadata
+    cache knows them): a producer started at once is told UNKNOWN_TOPIC_OR_PART and fails its
+    records with `Local: Unknown partition`."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        meta = admin.list_topics(timeout=15).topics
+        waiting = [t for t, n in topics.items()
+                   if t not in meta or meta[t].error is not None or len(meta[t].partitions) < n
+                   or any(p.leader < 0 or p.error is not None for p in meta[t].partitions.values())]
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise TargetError(f"timed out after {timeout_s:.0f}s waiting for leaders of the partitions of topics "
+                              f"{sorted(waiting)}")
+        time.sleep(0.1)
 
 
 def fresh_topics(bootstrap: str, topics: Mapping[str, int], timeout_s: float = 60) -> None:

@@ -11,14 +11,22 @@ from typing import Any
 from conformance.session import Session, prepare, redacted_scenario, selected, slug
 
 
-def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records: int, with_faults: bool = True) -> list[Any]:
+def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records: int, with_faults: bool = True,
+                        kinds: tuple[str, ...] = ()) -> list[Any]:
     """A deterministic list of generated scenarios for a seed (used by the gate: same input
-    on both sides), drawn in the batches `sinkcheck run` draws them in."""
+    on both sides), drawn in the batches `sinkcheck run` draws them in, with the formats and
+    value kinds every one of the target `kinds` is given by `run` (a table sink: values that
+    make rows)."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
-    from conformance.strategies import scenarios
+    from conformance.strategies import SINK_FORMATS, formats_for, scenarios, value_kinds_for
 
+    # what every side can take: its formats if they share them, the values each side's kind allows
+    shared = {formats_for(k) for k in kinds}
+    formats = shared.pop() if len(shared) == 1 else SINK_FORMATS
+    drawn = [value_kinds_for(k) for k in kinds if value_kinds_for(k) is not None]
+    values = tuple(v for v in drawn[0] if all(v in d for d in drawn)) if drawn else None
     out: list[Any] = []
     seen: set[str] = set()
 
@@ -30,8 +38,8 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
     for batch_seed, size in generation_batches(n, seed, derandomize):
         hseed(batch_seed)(settings(database=None, max_examples=size, derandomize=False, deadline=None,
                                    phases=[Phase.generate], suppress_health_check=list(HealthCheck),
-                                   verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records,
-                                                                             with_faults=with_faults))(collect)))()
+                                   verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records, with_faults=with_faults,
+                                                                             formats=formats, kinds=values))(collect)))()
     return [dataclasses.replace(sc, name=f"generated-{i:03d}", seed=seed) for i, sc in enumerate(out)]
 
 

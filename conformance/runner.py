@@ -22,6 +22,7 @@ from conformance.targets import (connect_profile, data_key_glob_of, make_target,
                                  translation_for, uploads_of, worker_converters)
 from conformance.verdicts import Verdict, overall
 from reference_impl.config import SinkConfig
+from reference_impl.converters import ConverterError
 from reference_impl.expectation import Expectation
 from reference_impl.model import expect, expect_phases
 
@@ -385,6 +386,14 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     kind = target_kind(target_spec)
     translation = translation_for(target_spec, scenario.connector)
     sent = translation.config if translation is not None else dict(scenario.connector)
+    try:  # what the connector's converters refuse, its task dies on: refused here, before anything starts
+        wire.sink_records(scenario.connector, scenario.records, range(len(scenario.records)), worker, read_config=sent)
+    except ConverterError as e:
+        conv = sent.get("value.converter", "the worker's")
+        raise ScenarioError(f"{scenario.name}: {target_spec}'s connector reads these records with the converters of "
+                            f"the config it is sent (value.converter={conv}), "
+                            f"which refuse them: {e}. Give it records those converters read (a table sink: maps or "
+                            "Structs)") from None
     read_value = wire.converters(sent, worker)[1]
     nulls = [i for i, p in enumerate(to_produce) if read_value.to_connect(p.value).value is None]
     # a sink whose task a null value stops (Camel without an errant-record reporter) writes nothing after it

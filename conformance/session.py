@@ -121,44 +121,50 @@ class Session:
     _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
     _spares: dict[str, Any] = field(default_factory=dict)  # conformance.runner.SpareStack by spec (spare_stacks)
 
-    def stack_for(self, spec: str) -> Any:
+    def stack_for(self, spec: str, key: str | None = None) -> Any:
         """The warm stack `spec`'s runs share, started on first use: a broker, an S3 server and a
         Connect worker for a Kafka Connect target, a broker and an S3 server for the Python sink
-        over a broker; None for targets that bring everything themselves."""
+        over a broker; None for targets that bring everything themselves. `key` (default: the
+        spec) names the stack: a gate of a target against itself gives each side its own, so
+        that the two runs of a scenario, under the same topic names, never meet on one broker."""
         if not spec.startswith(("kafka-connect:", "pysink:broker")):
             return None
-        spare = self._spares[spec].stack(None) if spec in self._spares else None
+        key = key or spec
+        spare = self._spares[key].stack(None) if key in self._spares else None
         if spare is not None:  # this thread runs on a spare stack of its own
             return spare
-        if spec not in self.stacks:
+        if key not in self.stacks:
             from conformance.targets import start_broker_stack, start_connect_stack
 
             t = time.monotonic()
             if spec.startswith("pysink:broker"):
-                self.progress(f"[sinkcheck] starting a Kafka broker and an S3 server for {spec}…")
-                self.stacks[spec] = start_broker_stack(self.out / "stacks" / slug(spec))
+                self.progress(f"[sinkcheck] starting a Kafka broker and an S3 server for {key}…")
+                self.stacks[key] = start_broker_stack(self.out / "stacks" / slug(key))
             else:
-                self.progress(f"[sinkcheck] starting a Kafka broker, an S3 server and a Connect worker for {spec}…")
-                self.stacks[spec] = start_connect_stack(spec, self.out / "stacks" / slug(spec), self.plugin_path)
-            self.stack_startup_s[spec] = time.monotonic() - t
-        return self.stacks[spec]
+                self.progress(f"[sinkcheck] starting a Kafka broker, an S3 server and a Connect worker for {key}…")
+                self.stacks[key] = start_connect_stack(spec, self.out / "stacks" / slug(key), self.plugin_path)
+            self.stack_startup_s[key] = time.monotonic() - t
+        return self.stacks[key]
 
-    def spare_stacks(self, specs: list[str]) -> Any:
+    def spare_stacks(self, specs: list[str], keys: list[str] | None = None) -> Any:
         """A context in which this thread's runs of `specs` go to stacks of their own, started
         on entry (in this thread: its processes die with it) and stopped on exit: conformance.
         runner.stack_schedule runs the items that need a stack alone on them while the shared
-        ones run. One conformance.runner.SpareStack per Kafka Connect spec."""
+        ones run. One conformance.runner.SpareStack per Kafka Connect spec (per key of
+        `stack_for`, where `keys` gives them)."""
         import contextlib
 
         from conformance.runner import SpareStack
         from conformance.targets import start_connect_stack
 
-        def starter(spec: str) -> Callable[[], Any]:
-            return lambda: start_connect_stack(spec, self.out / "stacks" / f"{slug(spec)}-spare", self.plugin_path)
+        def starter(spec: str, key: str) -> Callable[[], Any]:
+            return lambda: start_connect_stack(spec, self.out / "stacks" / f"{slug(key)}-spare", self.plugin_path)
 
-        for spec in dict.fromkeys(s for s in specs if s.startswith("kafka-connect:")):
-            self._spares.setdefault(spec, SpareStack(starter(spec)))
-        chosen = [self._spares[s] for s in dict.fromkeys(specs) if s in self._spares]
+        named = dict(zip(keys or specs, specs))
+        for key, spec in named.items():
+            if spec.startswith("kafka-connect:"):
+                self._spares.setdefault(key, SpareStack(starter(spec, key)))
+        chosen = [self._spares[k] for k in named if k in self._spares]
 
         @contextlib.contextmanager
         def spare() -> Any:
@@ -206,10 +212,10 @@ class Session:
                            + f" · {current}")
 
     def run_one(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True,
-                tag: str | None = None) -> Any | None:
+                tag: str | None = None, stack_key: str | None = None) -> Any | None:
         with self._lock:
             self.show_progress(f"{scenario.name} on {spec}")
-            stack = self.stack_for(spec)
+            stack = self.stack_for(spec, stack_key)
         redacted = dataclasses.replace(redacted_scenario(scenario, self.redactor), played_on={"target": spec})
         redacted.save(run_dir / "scenario.json")  # `sinkcheck replay` of it plays it on `spec` again
         try:

@@ -88,12 +88,8 @@ def timeline_events(result: Any) -> dict[str, Any]:
     return out
 
 
-def observed_objects(result: Any) -> list[dict[str, Any]]:
-    """The final bucket: each object's key and, where it decodes, the offsets it holds."""
-    final = result.observation.final_bucket
-    if final is None:
-        return []
-    data = None
+def _run_data(result: Any) -> Any:
+    """The checkers' view of a run (conformance.checkers.RunData), None where it cannot be had."""
     try:
         from conformance.checkers import RunData
         from conformance.runner import model_config
@@ -111,20 +107,53 @@ def observed_objects(result: Any) -> list[dict[str, Any]]:
             if len(produced) == len(result.scenario.records):
                 records = wire.sink_records(result.scenario.connector, result.scenario.records,
                                             [p.offset for p in produced], worker_converters(result.target))
-        data = RunData(result.scenario, result.target, result.observation, result.claim, cfg, result.expectation, records)
+        return RunData(result.scenario, result.target, result.observation, result.claim, cfg, result.expectation, records)
     except Exception:
-        data = None
-    out = []
-    for o in final.objects:
-        offs = None
-        if data is not None:
-            try:
-                got = data.offsets_of(o)
-                offs = None if got is None else [f"{tp[0]}-{tp[1]}@{off}" for tp, off in got]
-            except Exception:
-                offs = None
-        out.append({"key": o.key, "size": o.size, "etag": o.etag, "offsets": offs})
+        return None
+
+
+def _offsets(data: Any, obj: Any) -> list[str] | None:
+    if data is None:
+        return None
+    try:
+        got = data.offsets_of(obj)
+    except Exception:
+        return None
+    return None if got is None else [f"{tp[0]}-{tp[1]}@{off}" for tp, off in got]
+
+
+def observed_objects(result: Any, data: Any) -> list[dict[str, Any]]:
+    """The final bucket: each object's key and, where it decodes (`data`: _run_data), the
+    offsets it holds."""
+    final = result.observation.final_bucket
+    if final is None:
+        return []
+    out = [{"key": o.key, "size": o.size, "etag": o.etag, "offsets": _offsets(data, o)} for o in final.objects]
     return sorted(out, key=lambda d: d["key"])
+
+
+def records_read(result: Any, data: Any) -> list[str] | None:
+    """The records the claim's reader sees at the end, once per time it sees each ("topic-
+    partition@offset", sorted): every data object of a raw listing, or those the sink's log or
+    the table's current snapshot lists (the claim's view). None where an object does not decode."""
+    final = result.observation.final_bucket
+    if final is None:
+        return []
+    if data is None:
+        return None
+    out: list[str] = []
+    for o in data.value_objects(final):
+        offs = _offsets(data, o)
+        if offs is None:
+            return None
+        out += offs
+    return sorted(out, key=offset_order)
+
+
+def offset_order(off: str) -> tuple[str, int]:
+    """"topic-partition@offset" in topic-partition, then numeric offset order."""
+    tp, _, n = off.rpartition("@")
+    return tp, int(n) if n.isdigit() else 0
 
 
 def config_summary(connector: dict[str, str]) -> str:
@@ -149,6 +178,7 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
     run_dir = str(result.run_dir)
     scenario_file = ctx.reproducers.get(run_dir) or str(result.run_dir / "scenario.json")
     by_prop = {v.property: v for v in result.verdicts}
+    data = _run_data(result)
     verdicts = []
     for prop in list(PROPERTIES) + [p for p in by_prop if p not in PROPERTIES]:
         v = by_prop.get(prop)
@@ -183,7 +213,8 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "replay": getattr(result, "reproduce", None) or replay_command(scenario_file, result.target),
         "steps": sc.steps(),
         "verdicts": verdicts,
-        "objects": observed_objects(result),
+        "objects": observed_objects(result, data),
+        "records_read": records_read(result, data),
         "expected_objects": expected,
         "quiet": result.observation.quiet,
         "still_moving": result.observation.still_moving,

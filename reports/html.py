@@ -212,10 +212,11 @@ def _baseline(diff: dict[str, Any] | None) -> str:
         out.append("</table>")
     for j, ch in enumerate(diff["behaviour_changes"]):
         od = ch["objects"]
-        out.append(f'<section class="change" id="change-{j}"><h3>{_badge(ch["kind"])} objects differ on {escape(ch["scenario"])}</h3>'
-                   f'<p>{escape(ch["why"])}</p><p>{od["counts"]["baseline"]} objects on the baseline, {od["counts"]["candidate"]} on the candidate; '
-                   f'{od["moved_count"]} records held in a different object.</p>')
-        rows = ["<table class='witnesses'><tr><th>offset</th><th>baseline object</th><th>candidate object</th></tr>"]
+        unit = od.get("unit", "objects")
+        out.append(f'<section class="change" id="change-{j}"><h3>{_badge(ch["kind"])} {unit} differ on {escape(ch["scenario"])}</h3>'
+                   f'<p>{escape(ch["why"])}</p><p>{escape(od.get("summary", ""))}</p>')
+        head = "object" if unit == "objects" else "reader"
+        rows = [f"<table class='witnesses'><tr><th>offset</th><th>baseline {head}</th><th>candidate {head}</th></tr>"]
         for m in od["moved_offsets"]:
             rows.append(f"<tr><td>{escape(m['offset'])}</td><td>{escape(str(m['baseline']))}</td><td>{escape(str(m['candidate']))}</td></tr>")
         rows.append("</table>")

@@ -17,7 +17,7 @@ from sinkcheck.exitcodes import Exit, UsageError
 from conformance.generation import generated_scenarios
 from conformance.known_bugs import gate_changes, gate_line
 from conformance.named_gate import GATE_SCENARIOS
-from conformance.session import (PROFILES, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
+from conformance.session import (PROFILES, InputError, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
                                  selected, slug)
 from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_connector_version, check_target_spec, load_connector_config, load_preflight, out_dir,
@@ -32,6 +32,13 @@ def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
         rest = [n for n in names if n not in GATE_SCENARIOS]
         return own + (named_scenarios(rest) if rest else [])
     return [f() for f in GATE_SCENARIOS.values()] + named_scenarios(None)
+
+
+def side_kind(spec: str) -> str:
+    """The claim family whose scenarios `run` generates for a side (the model's: Confluent's)."""
+    from conformance.targets import target_kind
+
+    return "confluent" if model_version(spec) or spec == "model" else target_kind(spec)
 
 
 def load_overrides(path: str | None, flag: str) -> dict[str, str]:
@@ -78,7 +85,8 @@ def _gate(args: Any) -> int:
     out = out_dir(args.out)
     model_only = any(s.startswith("model") for _, s, _ in sides)
     scenarios = gate_scenarios(args.scenario, args.no_named)
-    scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=not args.no_faults)
+    scenarios += generated_scenarios(n_examples, seed, derandomize, max_records, with_faults=not args.no_faults,
+                                     kinds=tuple(side_kind(spec) for _, spec, _ in sides))
     if model_only:
         # the same scenarios as a gate of real versions with this seed, their fault schedules
         # dropped: the model applies none, and a scenario with faults is unknown to it
@@ -88,6 +96,8 @@ def _gate(args: Any) -> int:
              + (" · generated scenarios without faults" if args.no_faults and not model_only else ""))
     sess = Session(out, props, None if budget is None else started + budget, args.plugin_path,
                    progress=term.progress, warn=term.err, redactor=redactor)
+    # a target against itself (another config): a stack for each side, as for two targets
+    stack_key = {side: f"{spec} ({side})" if args.baseline == args.candidate else spec for side, spec, _ in sides}
     per_side: dict[str, list[Any]] = {"baseline": [], "candidate": []}
     skipped = 0
     jobs: list[tuple[str, str, Any, str, str]] = []  # side, spec, scenario, origin, topic tag
@@ -108,7 +118,7 @@ def _gate(args: Any) -> int:
             with sess._lock:
                 skipped += 1
             return None
-        return sess.run_one(s, spec, origin, out / side / slug(s.name), tag=tag)
+        return sess.run_one(s, spec, origin, out / side / slug(s.name), tag=tag, stack_key=stack_key[side])
 
     from conformance.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
 
@@ -119,13 +129,16 @@ def _gate(args: Any) -> int:
         # on warm stacks (Kafka Connect sides) runs that touch only their own connector go at once
         warm = all(spec.startswith("kafka-connect:") for _, spec, _ in sides)
         with term.ticking():  # a stack starts and a scenario on it runs for a minute: the line shows how long
-            for _, spec, _ in sides:
-                sess.stack_for(spec)  # started here: a process dies with the thread that started it
+            for side, spec, _ in sides:
+                sess.stack_for(spec, stack_key[side])  # started here: a process dies with the thread that started it
+            # spare stacks pay off only where a side has more than one scenario to run alone
+            spare = warm and sum(1 for j in jobs if needs_stack_alone(j[2])) > len(sides)
             results = stack_schedule(jobs, lambda j: needs_stack_alone(j[2]), run, workers=3 if warm else 1,
-                                     spare=sess.spare_stacks([spec for _, spec, _ in sides]) if warm else None,
+                                     spare=sess.spare_stacks([spec for _, spec, _ in sides],
+                                                             [stack_key[side] for side, _, _ in sides]) if spare else None,
                                      spares=SPARE_STACKS)
         for (side, _, _, _, _), r in zip(jobs, results):
-            if isinstance(r, UsageError):
+            if isinstance(r, (UsageError, InputError)):  # a scenario this target cannot play: exit 4
                 raise r
             if r is not None and not isinstance(r, Exception):
                 per_side[side].append(r)
@@ -174,8 +187,7 @@ def _gate(args: Any) -> int:
         term.out(f"  Reproduce with: {it['replay']}")
     for ch in diff["behaviour_changes"]:
         od = ch["objects"]
-        term.out(f"BEHAVIOUR CHANGE ({ch['kind']}) {ch['scenario']}: {od['counts']['baseline']} objects → "
-                 f"{od['counts']['candidate']}; {od['moved_count']} records held in a different object")
+        term.out(f"BEHAVIOUR CHANGE ({ch['kind']}) {ch['scenario']}: {od['summary']}")
         term.out(f"  {ch['why']}")
         for m in od["moved_offsets"][:5]:
             term.out(f"    {m['offset']}: {m['baseline']} → {m['candidate']}")
@@ -185,6 +197,7 @@ def _gate(args: Any) -> int:
     for change in ctx.known_bug_changes:
         term.out(gate_line(change))
     documented = [c for c in diff["behaviour_changes"] if c["kind"] == "documented"]
+    unjudged = [c for c in diff["behaviour_changes"] if c["kind"] == "unknown"]
     if sess.errors:
         code = Exit.INTERNAL
     elif diff["regressions"] or (args.fail_on_change and diff["behaviour_changes"]):
@@ -196,7 +209,8 @@ def _gate(args: Any) -> int:
         word = f"INTERRUPTED ({word} so far)"
     term.out(f"{word}: gate {args.baseline} → {args.candidate}: {diff['compared']} scenarios compared, "
              f"{len(diff['regressions'])} regressions, {len(diff['behaviour_changes'])} behaviour changes "
-             f"({len(documented)} documented), {len(diff['fixed'])} fixed, {len(sess.errors)} errors · seed {seed} · "
+             f"({len(documented)} documented" + (f", {len(unjudged)} not judged: a side unknown" if unjudged else "")
+             + f"), {len(diff['fixed'])} fixed, {len(sess.errors)} errors · seed {seed} · "
              f"profile {profile} · {time.monotonic() - started:.1f}s"
              + (f" · budget ran out, {skipped} not run ({fmt_secs(budget or 0)})" if skipped else ""))
     if ctx.interrupted:

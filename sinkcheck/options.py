@@ -184,9 +184,17 @@ def load_preflight(path: str | None) -> list[dict[str, Any]] | None:
     return checks
 
 
+def picked_only(args: Any) -> bool:
+    """`--scenario NAME` plays the scenarios named and no generated ones, in `run` and `gate`
+    alike, unless `--examples N` asks for them too."""
+    return bool(getattr(args, "scenario", None)) and args.examples is None
+
+
 def resolve_profile(args: Any) -> tuple[str, int, bool, int]:
     profile = args.profile or ("ci" if os.environ.get("CI") else "default")
     n, derandomize, max_records = PROFILES[profile]
+    if picked_only(args):
+        n = 0
     if args.examples is not None:
         if args.examples < 0:
             raise UsageError("--examples must be 0 or more")
@@ -203,6 +211,8 @@ def examples_for(spec: str, profile: str, args: Any) -> int:
 
     if args.examples is not None:
         return args.examples
+    if picked_only(args):
+        return 0
     return SIMULATED_EXAMPLES[profile] if simulated(spec) else PROFILES[profile][0]
 
 
