@@ -61,6 +61,11 @@ KINDS: dict[str, PluginKind] = {
                    re.compile(r"^s3-sink-connector-for-apache-kafka-(\d+\.\d+\.\d+)\.jar$"), "aiven", "3.4.2",
                    "Aiven's release archive from GitHub (s3-sink-connector-for-apache-kafka-<v>.tar or .zip, "
                    "Aiven-Open/cloud-storage-connectors-for-apache-kafka), unpacked"),
+        # Lenses' release archive holds one assembly jar; the shared layout flat jars
+        PluginKind("lenses", "Lenses' S3 sink connector (stream-reactor)",
+                   re.compile(r"^kafka-connect-aws-s3(?:-assembly)?-(\d+\.\d+\.\d+)\.jar$"), "lenses", "11.7.2",
+                   "Lenses' release archive from GitHub (kafka-connect-aws-s3-<v>.zip, lensesio/stream-reactor), "
+                   "unpacked"),
     )
 }
 
@@ -195,7 +200,8 @@ def _jar_hint(kind: PluginKind) -> str:
 def _plugin_dir_name(kind: PluginKind, version: str) -> str:
     return {"confluent": f"confluentinc-kafka-connect-s3-{version}",
             "camel": f"camel-aws-s3-sink-kafka-connector-{version}",
-            "aiven": f"s3-sink-connector-for-apache-kafka-{version}"}[kind.profile]
+            "aiven": f"s3-sink-connector-for-apache-kafka-{version}",
+            "lenses": f"kafka-connect-aws-s3-{version}"}[kind.profile]
 
 
 @contextlib.contextmanager
