@@ -220,7 +220,7 @@ def _lenses(s3: S3Location) -> dict[str, str]:
 
 def lenses_kcql(bucket: str, prefix: str, topic: str, store_as: str, properties: Mapping[str, str]) -> str:
     props = ",".join(f"'{k}'={v}" for k, v in properties.items())
-    return (f"INSERT INTO {bucket}:{prefix} SELECT * FROM {topic} STOREAS `{store_as}`"
+    return (f"INSERT INTO {bucket}:{prefix} SELECT * FROM `{topic}` STOREAS `{store_as}`"
             + (f" PROPERTIES({props})" if props else ""))
 
 
@@ -235,7 +235,7 @@ def _lenses_place(config: Mapping[str, str], s3: S3Location) -> dict[str, str]:
            for st in statements]
     topics = [t.strip() for t in config.get("topics", "").split(",") if t.strip()]
     if len(out) == 1 and len(topics) == 1:
-        out = [_KCQL_FROM.sub(lambda m: f"{m.group(1)}{m.group(2)}{topics[0]}{m.group(4)}", out[0], count=1)]
+        out = [_KCQL_FROM.sub(lambda m: f"{m.group(1)}`{topics[0]}`", out[0], count=1)]
     return {LENSES_KCQL: ";".join(out)}
 
 
@@ -408,6 +408,9 @@ PROFILES: dict[str, ConnectorProfile] = {
             own_prefixes=(LENSES_PREFIX,),
             counterparts=_lenses_counterparts,
             place=_lenses_place,
+            # data files and .indexes/ lock objects alike are single PutObjects
+            uploads="put",
+            data_key_glob="out/*",
         ),
         ConnectorProfile(
             name="filesink",

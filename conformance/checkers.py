@@ -557,6 +557,10 @@ def naming(d: RunData) -> Verdict:
         from conformance.aiven_checks import aiven_naming
 
         return aiven_naming(d)
+    if d.cfg is None and d.claim.naming == "lenses":
+        from conformance.lenses_checks import lenses_naming
+
+        return lenses_naming(d)
     if d.cfg is None:
         return Verdict("naming", UNKNOWN, False, message=f"no naming scheme to check {d.claim.naming} objects against")
     from reference_impl.naming import encoded_partition_of, object_key

@@ -138,6 +138,25 @@ def aiven_claim(config: dict[str, str]) -> Claim:
                        "key must be there, a superseded one may be gone")
     return Claim("at-least-once", frozenset(props), "aiven", tuple(reasons), view=view)
 
+def lenses_claim(config: dict[str, str], faults: Iterable[FaultStep] = ()) -> Claim:
+    """Lenses' S3 sink (stream-reactor 11.7.2): with `connect.s3.exactly.once.enable` (on by
+    default) each file is written once and its offset kept in `.indexes/` lock objects in the
+    same bucket, from which a restarted task resumes: exactly-once in the data objects (outside
+    `.indexes/`), named by the offset of their last record and their records' timestamps. Off,
+    the default Kafka offset tracking gives at-least-once."""
+    exactly = config.get("connect.s3.exactly.once.enable", "true").strip().lower() != "false"
+    props = set(AT_LEAST_ONCE) | {"naming"}
+    reasons = ["files are named <prefix>/<topic>/<partition>/<last offset, 12 digits>_<earliest ts>_<latest ts>.<ext>",
+               "the .indexes/ lock objects are the sink's own, never data"]
+    if exactly:
+        props.add("no-duplicates")
+        reasons.insert(0, "connect.s3.exactly.once.enable (default true): each record in the data objects once, the "
+                          "offsets kept in .indexes/ and resumed from after a crash")
+    else:
+        reasons.insert(0, "connect.s3.exactly.once.enable=false: Kafka's offset tracking, at-least-once")
+    return Claim("exactly-once" if exactly else "at-least-once", frozenset(props), "lenses", tuple(reasons))
+
+
 # Iceberg's liveness bound beyond its commit interval and commit timeout (a round that misses a
 # task's answer ends there): a worker's restart and the group's rebalance after a crash
 ICEBERG_COMMIT_BOUND_S = 30.0
@@ -227,6 +246,8 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
         return iceberg_claim(config, faults)
     if kind == "aiven":
         return aiven_claim(config)
+    if kind == "lenses":
+        return lenses_claim(config, faults)
     if kind not in CONFLUENT_SEMANTICS:
         return Claim("at-least-once", AT_LEAST_ONCE, kind,
                      (f"{kind} makes no exactly-once claim; upload-then-commit gives at-least-once",))

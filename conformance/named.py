@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from conformance.named_aiven import AIVEN_OWN
 from conformance.named_iceberg import ICEBERG_OWN
+from conformance.named_lenses import LENSES_OWN
 from conformance.scenario import FaultStep, Scenario
 
 JSON = "io.confluent.connect.s3.format.json.JsonFormat"
@@ -516,6 +517,7 @@ CONNECTOR_OWN: dict[str, dict[str, Callable[[], Scenario]]] = {
     "camel": {"null-value-stops-the-task": null_value_stops_the_task, "null-value-tolerated": null_value_tolerated},
     "iceberg": ICEBERG_OWN,
     "aiven": AIVEN_OWN,
+    "lenses": LENSES_OWN,
 }
 # every named scenario by name (`--scenario NAME` picks from these)
 ALL_NAMED: dict[str, Callable[[], Scenario]] = {**SUITE, **{k: v for own in CONNECTOR_OWN.values() for k, v in own.items()}}

@@ -12,6 +12,8 @@ import json
 
 import pytest
 
+from tests.warm import given_run, warm_fixtures
+
 pytestmark = pytest.mark.kafka
 
 TARGET = "kafka-connect:aiven@3.4.2"
@@ -20,34 +22,11 @@ SCENARIOS = ("aiven-1000-records-3-partitions", "aiven-key-template", "aiven-def
              "aiven-kill-mid-multipart", "aiven-zombie-task")
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
-    from adapters.plugins import PluginUnavailable
-    from conformance.targets import start_connect_stack
-
-    try:
-        s = start_connect_stack(TARGET, tmp_path_factory.mktemp("stack"))
-    except PluginUnavailable as e:  # neither ../shared/aiven nor SINKCHECK_PLUGIN_PATH here
-        pytest.fail(f"{TARGET} cannot run here: {e}")
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def results(stack, tmp_path_factory):
-    from tests.warm import play_on_warm_stacks
-
-    return play_on_warm_stacks(TARGET, SCENARIOS, stack, tmp_path_factory, "a")
+stack, results = warm_fixtures(TARGET, SCENARIOS, "a")
 
 
 def _run(name, results):
-    result = results[name]
-    if isinstance(result, Exception):
-        raise result
-    assert result.target_info.connector_version == "3.4.2"  # what the worker loaded
-    assert result.translation is not None and result.translation.given  # Aiven's own config, as given
-    unfired = [f"{f.kind} {f.detail}" for f in result.observation.faults if not f.fired]
-    assert not unfired, unfired
+    result = given_run(results, name, "3.4.2")  # the version the worker loaded; its own config, as given
     assert result.claim.name == "at-least-once"
     return result
 

@@ -2,7 +2,9 @@
 its source (Aiven-Open/cloud-storage-connectors-for-apache-kafka v3.4.2): FileNameFragment.getFilename
 adds `.avro` and the compression's extension to the default template only; S3SinkTask.oldFullKey
 makes the legacy names of `aws.s3.prefix`; `file.name.prefix` is no key of the S3 sink; the
-output writers' csv, json and jsonl of `format.output.fields`. Offline, on hand-made objects."""
+output writers' csv, json and jsonl of `format.output.fields`. Then Lenses' S3 sink 11.7.2: its
+KCQL with the run's bucket and topic, its names (CloudKeyNamer, OffsetFileNamer) and its claim.
+Offline, on hand-made objects."""
 from __future__ import annotations
 
 import base64
@@ -87,3 +89,32 @@ def test_a_scenario_is_translated_to_aivens_keys():
                      "format.output.envelope": "false"}, PROFILES["aiven"])
     assert raw.config["format.output.type"] == "csv" and raw.config["format.output.envelope"] == "false"
     assert set(raw.dropped) == {"format.bytearray.separator", "file.delim"}  # Confluent's, whatever their prefix
+
+
+# --- Lenses' S3 sink (stream-reactor 11.7.2): its KCQL, names and objects ---------------------
+
+def test_lenses_kcql_gets_the_runs_bucket_and_topic_and_a_scenario_becomes_kcql():
+    from adapters.connectors import S3Location, fill_config
+
+    t = translate({"topics": "events", "flush.size": "4", "s3.bucket.name": "sinkcheck",
+                   "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                   "storage.class": "io.confluent.connect.s3.storage.S3Storage"}, PROFILES["lenses"])
+    assert t.config["connect.s3.kcql"] == ("INSERT INTO sinkcheck:out SELECT * FROM `events` STOREAS `JSON` "
+                                           "PROPERTIES('flush.count'=4,'flush.interval'=3)")
+    assert set(t.dropped) == {"storage.class"}
+    sent = fill_config({**t.config, "topics": "events-r7"}, PROFILES["lenses"], S3Location("http://s3", "bkt-3", "a", "s"))
+    assert "INSERT INTO bkt-3:out SELECT * FROM `events-r7` STOREAS `JSON`" in sent["connect.s3.kcql"]
+    assert sent["connect.s3.custom.endpoint"] == "http://s3" and sent["connect.s3.path.style.access"] == "true"
+
+
+def test_lenses_names_and_claim():
+    from conformance.lenses_checks import lenses_prefix
+    from conformance.objects import decode_lenses, lenses_key
+
+    assert lenses_key("out", "events", 2, 99, 1000, 2000, "json") == "out/events/2/000000000099_1000_2000.json"
+    cfg = {"connect.s3.kcql": "INSERT INTO b:out SELECT * FROM `t` STOREAS `JSON` PROPERTIES('flush.count'=3)"}
+    assert lenses_prefix(cfg) == "out" and decode_lenses(b'{"seq":1}\n{"seq":2}\n', cfg) == [{"seq": 1}, {"seq": 2}]
+    c = claim_for("kafka-connect:lenses@11.7.2", cfg)
+    assert c.name == "exactly-once" and c.claims("no-duplicates") and c.claims("naming")
+    off = claim_for("kafka-connect:lenses", {**cfg, "connect.s3.exactly.once.enable": "false"})
+    assert off.name == "at-least-once" and not off.claims("no-duplicates")
