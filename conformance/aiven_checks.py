@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from conformance.checkers import RunData, _at, _verdict
-from conformance.objects import aiven_groups_by_key, aiven_key, aiven_rows
+from conformance.objects import aiven_groups_by_key, aiven_key, aiven_records
 from conformance.verdicts import UNKNOWN, Verdict, Witness
 from reference_impl.connect_data import SinkRecord
 
@@ -111,7 +111,7 @@ def aiven_contents(d: RunData) -> Verdict:
             w.append(Witness("undecodable-object", keys=(obj.key,),
                              explanation=f"not {kind} of {cfg.get('format.output.fields', 'value')} holding the records' values"))
             continue
-        rows = aiven_rows(obj.body, cfg)
+        rows = aiven_records(obj.body, cfg)
         for ((topic, p), o), row in zip(offs, rows):
             rec = records[(topic, p, o)]
             checked += 1

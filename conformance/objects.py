@@ -105,11 +105,16 @@ def decode_aiven(body: bytes, config: Mapping[str, str]) -> list[Any]:
     encoded = config.get("format.output.fields.value.encoding", "base64").lower() == "base64"
     csv_out = config.get("format.output.type", "csv").lower() == "csv"
     out: list[Any] = []
-    for row in aiven_rows(body, config):
-        v = row.get("value")
-        out.append(base64.b64decode(v) if csv_out and encoded and v is not None else
-                   v.encode() if csv_out and isinstance(v, str) else v)
+    for row in aiven_records(body, config):
+        v = row["value"]
+        out.append(base64.b64decode(v) if csv_out and encoded else v.encode() if csv_out else v)
     return out
+
+
+def aiven_records(body: bytes, config: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The rows of an Aiven object that hold a value: a null value (a tombstone) is written as
+    an empty csv column or a JSON null, and holds no record to find."""
+    return [row for row in aiven_rows(body, config) if row.get("value") not in (None, "")]
 
 
 def decode_camel(body: bytes, config: Mapping[str, str]) -> list[Any]:
@@ -137,7 +142,8 @@ def decode_lenses(body: bytes, config: Mapping[str, str]) -> list[Any]:
         import fastavro
 
         return list(fastavro.reader(io.BytesIO(body)))
-    return [json.loads(line) for line in decompress(body).decode("utf-8").splitlines() if line.strip()]
+    return [v for v in (json.loads(line) for line in decompress(body).decode("utf-8").splitlines() if line.strip())
+            if v is not None]
 
 
 def lenses_key(prefix: str, topic: str, partition: int, last_offset: int, earliest_ts: int, latest_ts: int,

@@ -118,3 +118,11 @@ def test_lenses_names_and_claim():
     assert c.name == "exactly-once" and c.claims("no-duplicates") and c.claims("naming")
     off = claim_for("kafka-connect:lenses", {**cfg, "connect.s3.exactly.once.enable": "false"})
     assert off.name == "at-least-once" and not off.claims("no-duplicates")
+
+
+def test_a_tombstone_in_an_aiven_object_holds_no_record():
+    fields = {"format.output.fields": "key,value,offset,timestamp", "format.output.type": "jsonl"}
+    rows = [{"key": "k1", "value": None, "offset": 1}, {"key": "k2", "value": {"seq": 2}, "offset": 2}]
+    assert decode_aiven("".join(json.dumps(r) + "\n" for r in rows).encode(), fields) == [{"seq": 2}]
+    csv_fields = {"format.output.fields": "key,value,offset,timestamp"}
+    assert decode_aiven(b"azE=,,1,5\nazI=,eyJzZXEiOiAyfQ==,2,6\n", csv_fields) == [b'{"seq": 2}']
