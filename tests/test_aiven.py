@@ -120,11 +120,14 @@ def test_a_zombies_late_flush_overwrites_a_newer_object_and_the_report_shows_the
     outcome is a verdict, and a loss always comes with its witnesses and the overwrite."""
     r = _run("aiven-zombie-task", results)
     assert {"pause", "resume"} <= {f.kind for f in r.observation.faults}
-    loss = {v.property: v for v in r.verdicts}["no-loss"]
-    if loss.status == "pass":
+    failed = {v.property: v for v in r.verdicts if v.claimed and v.status != "pass"}
+    if not failed:
         assert r.status == "pass"
         return
-    assert loss.claimed and r.status == "fail" and "the sink committed" in loss.witnesses[0].explanation
+    # the overwrite shows as committed records missing from S3: at quiet (no-loss) or for a while
+    # after the new owner's commit (commit-safety); nothing else fails
+    assert set(failed) <= {"no-loss", "commit-safety"} and r.status == "fail", sorted(failed)
+    assert all(v.witnesses for v in failed.values())
     sizes: dict[str, list[int]] = {}
     for s in sorted(r.observation.bucket_samples, key=lambda b: b.at_ms):
         for o in s.objects:
