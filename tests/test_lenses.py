@@ -2,7 +2,7 @@
 ../shared/lenses (or SINKCHECK_PLUGIN_PATH), on warm stacks (a KRaft broker, moto and a Connect
 worker on 127.0.0.1, and a spare one for worker-level faults). Its own named scenarios
 (conformance.named_lenses): 1000 records across 3 partitions, a SIGKILL between a data object
-and its index write, S3 errors on the index objects, a lost offset commit and a zombie task.
+and its index write, S3 errors on the index objects and a lost offset commit.
 Each gives verdicts, not errors; every fault fires; exactly-once with its `.indexes/` lock
 objects holds or is reported with its witnesses."""
 from __future__ import annotations
@@ -15,7 +15,9 @@ from tests.warm import given_run, warm_fixtures
 pytestmark = pytest.mark.kafka
 
 TARGET = "kafka-connect:lenses@11.7.2"
-SCENARIOS = tuple(LENSES_OWN)
+# the zombie (a second worker, a minute alone on a stack) plays in `sinkcheck run`, not here: the
+# default test run's budget
+SCENARIOS = tuple(n for n in LENSES_OWN if n != "lenses-zombie-task")
 
 
 stack, results = warm_fixtures(TARGET, SCENARIOS, "l")
