@@ -410,7 +410,8 @@ PROFILES: dict[str, ConnectorProfile] = {
             place=_lenses_place,
             # data files and .indexes/ lock objects alike are single PutObjects
             uploads="put",
-            data_key_glob="out/*",
+            # a data file is staged with one PutObject under .temp-upload/, then copied into place
+            data_key_glob=".temp-upload/*",
         ),
         ConnectorProfile(
             name="filesink",

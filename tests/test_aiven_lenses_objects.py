@@ -126,3 +126,13 @@ def test_a_tombstone_in_an_aiven_object_holds_no_record():
     assert decode_aiven("".join(json.dumps(r) + "\n" for r in rows).encode(), fields) == [{"seq": 2}]
     csv_fields = {"format.output.fields": "key,value,offset,timestamp"}
     assert decode_aiven(b"azE=,,1,5\nazI=,eyJzZXEiOiAyfQ==,2,6\n", csv_fields) == [b'{"seq": 2}']
+
+
+def test_an_s3_rule_on_a_lenses_data_file_goes_on_its_staged_putobject():
+    """Lenses stages each data file with one PutObject under .temp-upload/ and copies it into
+    place: a rule on out/* never fires (seen in `sinkcheck run --profile ci`)."""
+    from conformance.named import SUITE
+    from conformance.runner import faults_for_target
+
+    steps, _ = faults_for_target(SUITE["retriable-503-on-upload"](), "kafka-connect:lenses@11.7.2")
+    assert [f.params["key"] for f in steps if f.kind == "s3"] == [".temp-upload/*"]
