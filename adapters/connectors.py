@@ -241,10 +241,14 @@ def _lenses_place(config: Mapping[str, str], s3: S3Location) -> dict[str, str]:
 
 def _lenses_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
     fmt = config.get("format.class", "JsonFormat").rsplit(".", 1)[-1]
-    props = {"flush.count": config.get("flush.size", "50000"), "flush.interval": str(LENSES_FLUSH_INTERVAL_S)}
+    store_as = LENSES_FORMATS.get(fmt, "JSON")
+    # BYTES writes one record a file: Lenses refuses any other flush.count for it
+    # (CloudSinkBucketOptions.validateCommitPolicyForBytesFormat)
+    count = "1" if store_as == "BYTES" else config.get("flush.size", "50000")
+    props = {"flush.count": count, "flush.interval": str(LENSES_FLUSH_INTERVAL_S)}
     topics = [t.strip() for t in config.get("topics", "").split(",") if t.strip()] or ["events"]
     bucket = config.get("s3.bucket.name", "sinkcheck")
-    kcql = ";".join(lenses_kcql(bucket, "out", t, LENSES_FORMATS.get(fmt, "JSON"), props) for t in topics)
+    kcql = ";".join(lenses_kcql(bucket, "out", t, store_as, props) for t in topics)
     srcs = tuple(k for k in ("topics", "s3.bucket.name", "flush.size", "format.class") if k in config)
     out = [Counterpart(LENSES_KCQL, kcql, srcs,
                        f"KCQL: the bucket, one statement per topic, {fmt} as "

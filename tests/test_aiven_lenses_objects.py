@@ -136,3 +136,8 @@ def test_an_s3_rule_on_a_lenses_data_file_goes_on_its_staged_putobject():
 
     steps, _ = faults_for_target(SUITE["retriable-503-on-upload"](), "kafka-connect:lenses@11.7.2")
     assert [f.params["key"] for f in steps if f.kind == "s3"] == [".temp-upload/*"]
+
+
+def test_bytes_in_lenses_are_one_record_a_file():
+    t = translate({"topics": "t", "flush.size": "4", "format.class": "ByteArrayFormat"}, PROFILES["lenses"])
+    assert "STOREAS `BYTES` PROPERTIES('flush.count'=1," in t.config["connect.s3.kcql"]
