@@ -16,6 +16,7 @@ used as given.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -68,6 +69,9 @@ class ConnectorProfile:
     # other worker properties its workers run with (plugin.discovery where every jar of the plugin
     # declares its classes as services: the worker then skips scanning them)
     worker_settings: Mapping[str, str] = field(default_factory=dict)
+    # where the bucket (and the topics) sit inside another property (Lenses' KCQL): the keys to
+    # set, given the config and the S3 location
+    place: Callable[[Mapping[str, str], S3Location], dict[str, str]] | None = field(default=None, repr=False)
 
     def worker_props(self, converters: Mapping[str, str]) -> dict[str, str]:
         """The worker properties of a stack for this sink (`converters`: the worker's defaults
@@ -91,7 +95,7 @@ def _confluent(s3: S3Location) -> dict[str, str]:
 
 
 def _aiven(s3: S3Location) -> dict[str, str]:
-    # Setting aws.s3.endpoint makes the 2.x connector use path-style access.
+    # setting aws.s3.endpoint makes the connector's client path-style (S3SinkTask.createAmazonS3Client)
     return {
         "aws.s3.endpoint": s3.endpoint,
         "aws.s3.bucket.name": s3.bucket,
@@ -156,15 +160,103 @@ def _camel_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
 CAMEL_WORKER_CONVERTERS = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
 
 
+# Confluent's format classes and what Aiven's format.output.type writes the same records as
+AIVEN_FORMATS = {"JsonFormat": "jsonl", "AvroFormat": "avro", "ParquetFormat": "parquet", "ByteArrayFormat": "csv"}
+# what each record carries, so that the suite can tell records apart and check their fields
+AIVEN_FIELDS = "key,value,offset,timestamp"
+
+
 def _aiven_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
     out = [Counterpart(key, config[src], (src,), why)
            for src, key, why in (("s3.bucket.name", "aws.s3.bucket.name", "the bucket"),
                                  ("s3.region", "aws.s3.region", "the bucket's region"),
-                                 ("flush.size", "file.max.records", "records per file"),
-                                 ("s3.compression.type", "file.compression.type", "the object's compression"))
+                                 ("flush.size", "file.max.records",
+                                  "records per file (Aiven splits each offset flush's records of a partition into "
+                                  "files of at most this many; it has no time or size rotation)"),
+                                 ("s3.part.size", "aws.s3.part.size.bytes", "the multipart upload's part size"))
            if config.get(src)]
-    if config.get("format.class", "").endswith(".JsonFormat"):
-        out.append(Counterpart("format.output.type", "jsonl", ("format.class",), "one JSON value a line"))
+    fmt = config.get("format.class", "JsonFormat").rsplit(".", 1)[-1]
+    output = AIVEN_FORMATS.get(fmt, "jsonl")
+    out.append(Counterpart("format.output.type", output, ("format.class",) if "format.class" in config else (),
+                           f"{fmt} records as Aiven's {output}" + (" (the value base64, as Aiven's csv writes bytes)"
+                                                                   if output == "csv" else "")))
+    out.append(Counterpart("format.output.fields", AIVEN_FIELDS, (),
+                           "each record's key, value, offset and timestamp: records told apart and their fields "
+                           "checked (Aiven's default is the value only)"))
+    if output == "parquet":
+        codec = config.get("parquet.codec", "snappy")
+        out.append(Counterpart("file.compression.type", codec if codec in ("gzip", "snappy", "zstd") else "none",
+                               ("parquet.codec",) if "parquet.codec" in config else (),
+                               "for parquet Aiven's file.compression.type is Parquet's own codec"))
+    else:
+        comp = config.get("s3.compression.type", "none")
+        out.append(Counterpart("file.compression.type", comp if comp == "gzip" else "none",
+                               ("s3.compression.type",) if "s3.compression.type" in config else (),
+                               "the object's compression (Confluent's default is none, Aiven's gzip)"))
+    return out
+
+
+LENSES_PREFIX = "connect.s3."
+LENSES_KCQL = LENSES_PREFIX + "kcql"
+LENSES_FORMATS = {"JsonFormat": "JSON", "AvroFormat": "AVRO", "ParquetFormat": "PARQUET", "ByteArrayFormat": "BYTES"}
+# a time flush, in seconds, so that the tail of a stream short of flush.count is written within a run
+LENSES_FLUSH_INTERVAL_S = 3
+_KCQL_INSERT = re.compile(r"(INSERT\s+INTO\s+)(`?)([^:`\s]+)(`?)(:\S*)?", re.IGNORECASE)
+_KCQL_FROM = re.compile(r"(FROM\s+)(`?)([^`\s]+)(`?)", re.IGNORECASE)
+
+
+def _lenses(s3: S3Location) -> dict[str, str]:
+    p = LENSES_PREFIX
+    return {
+        p + "aws.auth.mode": "Credentials",
+        p + "aws.access.key": s3.access_key,
+        p + "aws.secret.key": s3.secret_key,
+        p + "aws.region": s3.region,
+        p + "custom.endpoint": s3.endpoint,
+        # connect.s3.vhost.bucket (deprecated) means the opposite of its name
+        p + "path.style.access": "true",
+    }
+
+
+def lenses_kcql(bucket: str, prefix: str, topic: str, store_as: str, properties: Mapping[str, str]) -> str:
+    props = ",".join(f"'{k}'={v}" for k, v in properties.items())
+    return (f"INSERT INTO {bucket}:{prefix} SELECT * FROM `{topic}` STOREAS `{store_as}`"
+            + (f" PROPERTIES({props})" if props else ""))
+
+
+def _lenses_place(config: Mapping[str, str], s3: S3Location) -> dict[str, str]:
+    """The run's bucket in every KCQL statement's INSERT INTO, and, where the config reads one
+    topic and the KCQL one statement, that topic in its FROM (a run renames its topics)."""
+    kcql = config.get(LENSES_KCQL, "")
+    if not kcql:
+        return {}
+    statements = [st for st in kcql.split(";") if st.strip()]
+    out = [_KCQL_INSERT.sub(lambda m: f"{m.group(1)}{m.group(2)}{s3.bucket}{m.group(4)}{m.group(5) or ''}", st)
+           for st in statements]
+    topics = [t.strip() for t in config.get("topics", "").split(",") if t.strip()]
+    if len(out) == 1 and len(topics) == 1:
+        out = [_KCQL_FROM.sub(lambda m: f"{m.group(1)}`{topics[0]}`", out[0], count=1)]
+    return {LENSES_KCQL: ";".join(out)}
+
+
+def _lenses_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
+    fmt = config.get("format.class", "JsonFormat").rsplit(".", 1)[-1]
+    store_as = LENSES_FORMATS.get(fmt, "JSON")
+    # BYTES writes one record a file: Lenses refuses any other flush.count for it
+    # (CloudSinkBucketOptions.validateCommitPolicyForBytesFormat)
+    count = "1" if store_as == "BYTES" else config.get("flush.size", "50000")
+    props = {"flush.count": count, "flush.interval": str(LENSES_FLUSH_INTERVAL_S)}
+    topics = [t.strip() for t in config.get("topics", "").split(",") if t.strip()] or ["events"]
+    bucket = config.get("s3.bucket.name", "sinkcheck")
+    kcql = ";".join(lenses_kcql(bucket, "out", t, store_as, props) for t in topics)
+    srcs = tuple(k for k in ("topics", "s3.bucket.name", "flush.size", "format.class") if k in config)
+    out = [Counterpart(LENSES_KCQL, kcql, srcs,
+                       f"KCQL: the bucket, one statement per topic, {fmt} as "
+                       f"{LENSES_FORMATS.get(fmt, 'JSON')}, flush.size as 'flush.count', and 'flush.interval'="
+                       f"{LENSES_FLUSH_INTERVAL_S} s so that a tail short of flush.count is written within the run "
+                       "(Lenses' default is 1 h)")]
+    if config.get("s3.region"):
+        out.append(Counterpart(LENSES_PREFIX + "aws.region", config["s3.region"], ("s3.region",), "the bucket's region"))
     return out
 
 
@@ -246,19 +338,22 @@ PROFILES: dict[str, ConnectorProfile] = {
         ConnectorProfile(
             name="aiven",
             connector_class="io.aiven.kafka.connect.s3.AivenKafkaConnectS3SinkConnector",
-            jar_set="aiven",
-            naming="file.name.template, default {{topic}}-{{partition}}-{{start_offset}} "
-                   "(+ .gz with gzip); one object per partition per offset flush",
+            jar_set=None,
+            naming="file.name.template, default {{topic}}-{{partition}}-{{start_offset}} (+ .avro for avro, + the "
+                   "compression's extension: .gz by default); one object per partition per offset flush, split by "
+                   "file.max.records",
             fill=_aiven,
             defaults={
                 "format.output.type": "jsonl",
-                "format.output.fields": "key,value,offset",
+                "format.output.fields": AIVEN_FIELDS,
                 "file.compression.type": "gzip",
                 "key.converter": "org.apache.kafka.connect.storage.StringConverter",
                 "value.converter": "org.apache.kafka.connect.storage.StringConverter",
             },
             secret_keys=("aws.secret.access.key",),
-            own_prefixes=("aws.", "aws_", "file.", "format.", "kafka.retry."),
+            # its own keys only: Confluent's format.bytearray.* and file.delim share the first word
+            own_prefixes=("aws.", "aws_", "file.name.", "file.compression.", "file.max.records", "file.prefix.",
+                          "format.output.", "kafka.retry.", "timestamp.timezone", "timestamp.source", "output_"),
             counterparts=_aiven_counterparts,
         ),
         ConnectorProfile(
@@ -301,6 +396,26 @@ PROFILES: dict[str, ConnectorProfile] = {
             data_key_glob="*/data/*.parquet",
             # 90 jars: scanning them takes a worker 11.8 s to start, the service manifests 3.6 s
             worker_settings={"plugin.discovery": "service_load"},
+        ),
+        ConnectorProfile(
+            name="lenses",
+            connector_class="io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector",
+            jar_set=None,
+            naming="<prefix>/<topic>/<partition>/<offset of the file's last record, 12 digits>_<earliest ts>_"
+                   "<latest ts>.<ext>; exactly-once lock objects under .indexes/",
+            fill=_lenses,
+            defaults={
+                "key.converter": STRING_CONVERTER,
+                **JSON_SCHEMALESS,
+            },
+            secret_keys=(LENSES_PREFIX + "aws.secret.key", LENSES_PREFIX + "aws.access.key"),
+            own_prefixes=(LENSES_PREFIX,),
+            counterparts=_lenses_counterparts,
+            place=_lenses_place,
+            # data files and .indexes/ lock objects alike are single PutObjects
+            uploads="put",
+            # a data file is staged with one PutObject under .temp-upload/, then copied into place
+            data_key_glob=".temp-upload/*",
         ),
         ConnectorProfile(
             name="filesink",
@@ -447,6 +562,8 @@ def fill_config(config: Mapping[str, str], profile: ConnectorProfile,
         out["topics"] = ",".join(topics)
     if s3 is not None:
         out.update(profile.fill(s3))
+        if profile.place is not None:
+            out.update(profile.place(out, s3))
     return out
 
 

@@ -6,7 +6,7 @@ stay isolated from each other and from the worker. A set is fetched once: a stam
 the hash of the pom and the set name marks it complete, and a later call returns at once.
 
     python -m adapters.jars                 # fetch the default sets (kafka, filesink)
-    python -m adapters.jars kafka aiven     # fetch named sets
+    python -m adapters.jars kafka iceberg   # fetch named sets
     python -m adapters.jars --all           # every set the pom knows
     python -m adapters.jars --list          # show sets and whether they are cached
 """
@@ -48,8 +48,6 @@ JAR_SETS: dict[str, JarSet] = {
                f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}, org.apache.kafka:connect-runtime:{KAFKA_VERSION}", False),
         JarSet("filesink", "Apache Kafka FileStreamSink connector",
                f"org.apache.kafka:connect-file:{KAFKA_VERSION}", True),
-        JarSet("aiven", "Aiven S3 sink connector",
-               "io.aiven:s3-connector-for-apache-kafka:2.15.0", True),
         JarSet("iceberg", "Apache Iceberg's Kafka Connect sink (S3FileIO, JDBC catalog on SQLite, ~150 MB)",
                "org.apache.iceberg:iceberg-kafka-connect:1.12.0, iceberg-aws-bundle:1.12.0", True),
         JarSet("spark-s3a", "Spark's S3A filesystem (hadoop-aws + AWS SDK v2 bundle, ~660 MB)",

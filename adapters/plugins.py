@@ -3,7 +3,8 @@
 In this order:
 1. a user's plugin directory: `--plugin-path` / `SINKCHECK_PLUGIN_PATH` (os.pathsep-separated),
    as downloaded from Confluent Hub and unpacked (`confluentinc-kafka-connect-s3-<v>/lib/*.jar`)
-   or a package archive unpacked (`camel-aws-s3-sink-kafka-connector-<v>/*.jar`): the plugin's
+   or a package archive unpacked (`camel-aws-s3-sink-kafka-connector-<v>/*.jar`,
+   `s3-sink-connector-for-apache-kafka-<v>/*.jar`): the plugin's
    own directory or the directory holding it;
 2. the project's shared layouts beside the checkout, `../shared/<connector>/assemble VERSION DIR`,
    which lays out the real connector built from its public source (Maven Central only), cached
@@ -55,6 +56,15 @@ KINDS: dict[str, PluginKind] = {
         PluginKind("camel", "Apache Camel's AWS S3 sink connector",
                    re.compile(r"^camel-aws-s3-sink-kafka-connector-(\d+\.\d+\.\d+)\.jar$"), "camel", "4.18.0",
                    "the camel-kafka-connector package archive (camel-aws-s3-sink-kafka-connector-<v>-package.tar.gz), "
+                   "unpacked"),
+        PluginKind("aiven", "Aiven's S3 sink connector",
+                   re.compile(r"^s3-sink-connector-for-apache-kafka-(\d+\.\d+\.\d+)\.jar$"), "aiven", "3.4.2",
+                   "Aiven's release archive from GitHub (s3-sink-connector-for-apache-kafka-<v>.tar or .zip, "
+                   "Aiven-Open/cloud-storage-connectors-for-apache-kafka), unpacked"),
+        # Lenses' release archive holds one assembly jar; the shared layout flat jars
+        PluginKind("lenses", "Lenses' S3 sink connector (stream-reactor)",
+                   re.compile(r"^kafka-connect-aws-s3(?:-assembly)?-(\d+\.\d+\.\d+)\.jar$"), "lenses", "11.7.2",
+                   "Lenses' release archive from GitHub (kafka-connect-aws-s3-<v>.zip, lensesio/stream-reactor), "
                    "unpacked"),
     )
 }
@@ -189,7 +199,9 @@ def _jar_hint(kind: PluginKind) -> str:
 
 def _plugin_dir_name(kind: PluginKind, version: str) -> str:
     return {"confluent": f"confluentinc-kafka-connect-s3-{version}",
-            "camel": f"camel-aws-s3-sink-kafka-connector-{version}"}[kind.profile]
+            "camel": f"camel-aws-s3-sink-kafka-connector-{version}",
+            "aiven": f"s3-sink-connector-for-apache-kafka-{version}",
+            "lenses": f"kafka-connect-aws-s3-{version}"}[kind.profile]
 
 
 @contextlib.contextmanager

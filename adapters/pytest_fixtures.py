@@ -17,7 +17,7 @@ import os
 
 import pytest
 
-PLUGIN_SETS = ("filesink", "aiven")
+PLUGIN_SETS = ("filesink",)
 # connectors the shared layouts provide (adapters.plugins), at their default versions
 SHARED_PLUGINS = ("confluent", "camel")
 

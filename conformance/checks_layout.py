@@ -10,35 +10,20 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.checkers import TP, RunData, _at, _past_fatal_null, _tp_name, _verdict, check
-from conformance.objects import aiven_key
 from conformance.verdicts import UNKNOWN, Verdict, Witness
 from reference_impl.connect_data import SinkRecord
-
-
-def aiven_naming(d: RunData) -> Verdict:
-    """Aiven's keys: file.name.prefix + file.name.template + the compression's extension, the
-    start offset being the file's first record."""
-    w, checked = [], 0
-    for obj in d.value_objects(d.observation.final_bucket):
-        offs = d.offsets_of(obj)
-        if not offs:
-            continue
-        (topic, p), start = offs[0]
-        want = aiven_key(d.scenario.connector, topic, p, start)
-        if want is None:
-            return Verdict("naming", UNKNOWN, False, message="file.name.template names files by more than "
-                                                             "topic, partition and start offset")
-        checked += 1
-        if obj.key != want:
-            w.append(Witness("bad-name", (_at((topic, p), start),), (obj.key,), expected=want, observed=obj.key,
-                             explanation="the key is not Aiven's name for its first record"))
-    return _verdict("naming", w, f"{checked} keys are Aiven's names for their first records", f"{len(w)} objects misnamed")
 
 
 @check("naming", "R5.1")
 def naming(d: RunData) -> Verdict:
     if d.cfg is None and d.claim.naming == "aiven":
+        from conformance.aiven_checks import aiven_naming
+
         return aiven_naming(d)
+    if d.cfg is None and d.claim.naming == "lenses":
+        from conformance.lenses_checks import lenses_naming
+
+        return lenses_naming(d)
     if d.cfg is None:
         return Verdict("naming", UNKNOWN, False, message=f"no naming scheme to check {d.claim.naming} objects against")
     from reference_impl.naming import encoded_partition_of, object_key
@@ -138,6 +123,10 @@ RESTARTS = ("crash", "restart-task", "rebalance", "pause", "update-config", "los
 
 @check("file-count", "P-FILE-COUNT")
 def file_count(d: RunData) -> Verdict:
+    if d.cfg is None and d.claim.naming == "aiven":
+        from conformance.aiven_checks import aiven_file_count
+
+        return aiven_file_count(d)
     exp = d.expectation
     if exp is None or exp.constraints is not None:
         return Verdict("file-count", UNKNOWN, False, message="no exact model to bound the object count")

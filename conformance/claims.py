@@ -38,7 +38,8 @@ class Claim:
     naming: str  # "confluent" | "aiven" | "camel" | "iceberg" | "own"
     reasons: tuple[str, ...] = ()
     # what the claim's reader sees: "listing" (every object of a raw listing of the bucket) or
-    # "log" (only the files the sink's own commit log lists: BucketSample.committed_keys)
+    # "log" (only the files the sink's own commit log lists: BucketSample.committed_keys), or
+    # "latest-per-key" (a listing where only each key's last record must be: a compacting sink)
     view: str = "listing"
     # the spec's caveats in force (C1, SDK_V1_COMPLETE, ...): what the runner reads, where
     # `reasons` is what a person reads
@@ -52,7 +53,7 @@ def _kind(target: str) -> str:
     from conformance.targets import target_kind
 
     t = target_kind(target) if target.startswith(("kafka-connect:", "pysink")) else target
-    return t if t in ("confluent", "aiven", "camel", "iceberg", "pysink", "spark-streaming") else "own"
+    return t if t in ("confluent", "aiven", "camel", "iceberg", "lenses", "pysink", "spark-streaming") else "own"
 
 
 def claims_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = (),
@@ -105,6 +106,56 @@ def camel_claim(config: dict[str, str], null_values: bool = False) -> Claim:
 
 
 CAMEL_KEY_NAME = "camel.kamelet.aws-s3-sink.keyName"
+
+
+def aiven_claim(config: dict[str, str]) -> Claim:
+    """Aiven's S3 sink 3.4.2 (its README): records are grouped until Kafka Connect's flush
+    (each `offset.flush.interval.ms`, and on rebalance or stop), which uploads them before the
+    worker commits the offsets: at-least-once, no exactly-once claim. Objects are named by
+    `file.name.template` (or `aws.s3.prefix`'s legacy names), hold at most `file.max.records`
+    records of one flush, and carry `format.output.fields`. With a `{{key}}` template each key's
+    object is overwritten by every flush ("compact" grouping): a reader sees the latest value
+    per key (view "latest-per-key"), a superseded record may be gone."""
+    from conformance.objects import aiven_groups_by_key, aiven_key
+
+    props = set(AT_LEAST_ONCE) | {"file-count", "contents"}
+    reasons = ["the upload happens in SinkTask.flush(), before Kafka Connect commits the offsets: at-least-once "
+               "(no exactly-once claim)",
+               "nothing is written before a flush: object boundaries follow offset.flush.interval.ms, so there is "
+               "no exact object set (measured, not claimed)",
+               "file.max.records bounds every object's records; format.output.fields are written per record",
+               "incomplete multipart uploads after a crash or a failed upload: measured, not claimed"]
+    if aiven_key(config, "t", 0, 0, "k") is not None:
+        props.add("naming")
+        reasons.append("objects are named by file.name.template (default {{topic}}-{{partition}}-{{start_offset}} "
+                       "plus the compression's extension), or aws.s3.prefix's legacy names")
+    else:
+        reasons.append("file.name.template names objects by a timestamp: naming measured, not claimed")
+    view = "listing"
+    if aiven_groups_by_key(config):
+        view = "latest-per-key"
+        reasons.append("a {{key}} template keeps one object per key that each flush overwrites: the latest value per "
+                       "key must be there, a superseded one may be gone")
+    return Claim("at-least-once", frozenset(props), "aiven", tuple(reasons), view=view)
+
+def lenses_claim(config: dict[str, str], faults: Iterable[FaultStep] = ()) -> Claim:
+    """Lenses' S3 sink (stream-reactor 11.7.2): with `connect.s3.exactly.once.enable` (on by
+    default) each file is written once and its offset kept in `.indexes/` lock objects in the
+    same bucket, from which a restarted task resumes: exactly-once in the data objects (outside
+    `.indexes/`), named by the offset of their last record and their records' timestamps. Off,
+    the default Kafka offset tracking gives at-least-once."""
+    exactly = config.get("connect.s3.exactly.once.enable", "true").strip().lower() != "false"
+    props = set(AT_LEAST_ONCE) | {"naming"}
+    reasons = ["files are named <prefix>/<topic>/<partition>/<last offset, 12 digits>_<earliest ts>_<latest ts>.<ext>",
+               "the .indexes/ lock objects are the sink's own, never data"]
+    if exactly:
+        props.add("no-duplicates")
+        reasons.insert(0, "connect.s3.exactly.once.enable (default true): each record in the data objects once, the "
+                          "offsets kept in .indexes/ and resumed from after a crash")
+    else:
+        reasons.insert(0, "connect.s3.exactly.once.enable=false: Kafka's offset tracking, at-least-once")
+    return Claim("exactly-once" if exactly else "at-least-once", frozenset(props), "lenses", tuple(reasons))
+
 
 # Iceberg's liveness bound beyond its commit interval and commit timeout (a round that misses a
 # task's answer ends there): a worker's restart and the group's rebalance after a crash
@@ -194,10 +245,9 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     if kind == "iceberg":
         return iceberg_claim(config, faults)
     if kind == "aiven":
-        # its documented keys: file.name.prefix + file.name.template (topic-partition-start offset)
-        return Claim("at-least-once", AT_LEAST_ONCE | {"naming"}, kind,
-                     ("aiven makes no exactly-once claim; upload-then-commit gives at-least-once",
-                      "objects are named by file.name.template (default <topic>-<partition>-<start offset>)"))
+        return aiven_claim(config)
+    if kind == "lenses":
+        return lenses_claim(config, faults)
     if kind not in CONFLUENT_SEMANTICS:
         return Claim("at-least-once", AT_LEAST_ONCE, kind,
                      (f"{kind} makes no exactly-once claim; upload-then-commit gives at-least-once",))

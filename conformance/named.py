@@ -7,7 +7,9 @@ import json
 from typing import Any, Callable
 
 from conformance.named_gate import tombstones_with_record_time_rotation
+from conformance.named_aiven import AIVEN_OWN
 from conformance.named_iceberg import ICEBERG_OWN
+from conformance.named_lenses import LENSES_OWN
 from conformance.named_time import time_edge_scenarios
 from conformance.scenario import FaultStep, Scenario
 
@@ -551,6 +553,8 @@ CONNECTOR_OWN: dict[str, dict[str, Callable[[], Scenario]]] = {
     "iceberg": ICEBERG_OWN,
     # the gate plays it between any two versions; a run plays it on Confluent's connector (R3.9's bug)
     "confluent": {"tombstones-with-record-time-rotation": tombstones_with_record_time_rotation},
+    "aiven": AIVEN_OWN,
+    "lenses": LENSES_OWN,
 }
 # every named scenario by name (`--scenario NAME` picks from these)
 ALL_NAMED: dict[str, Callable[[], Scenario]] = {**SUITE, **{k: v for own in CONNECTOR_OWN.values() for k, v in own.items()}}

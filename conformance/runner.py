@@ -517,7 +517,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             expectation = replace(expectation, objects=[replace(o, certain=False) for o in expectation.objects])
     data = RunData(scenario, target_spec, observation, claim, cfg, expectation, records,
                    object_format=getattr(tgt, "object_format", None), phases=phases,
-                   boundaries=expectation is None or boundaries_hold(expectation, claim, observation))
+                   boundaries=expectation is None or boundaries_hold(expectation, claim, observation), sent=sent)
     with timer("check"):
         verdicts = run_checks(data)
         others = [(c, run_checks(replace(data, claim=c))) for c in claims[1:]]

@@ -1,5 +1,5 @@
 """Targets by name: `pysink[:broker|:realtime][:<variant>]` (plain `pysink` is the simulated
-embedded default), `kafka-connect:<confluent|camel|aiven|iceberg>[@VERSION]`,
+embedded default), `kafka-connect:<confluent|camel|aiven|iceberg|lenses>[@VERSION]`,
 `spark-streaming`, `module:Class`, or a name registered in the entry-point group `sinkcheck.targets`.
 
 A Kafka Connect target's plugin comes from `--plugin-path`/`SINKCHECK_PLUGIN_PATH` or the shared
@@ -25,10 +25,11 @@ from typing import Any, Callable, Mapping, Sequence
 from adapters.target import Target
 
 BUILTIN = ("pysink", "kafka-connect:aiven", "kafka-connect:camel", "kafka-connect:confluent",
-           "kafka-connect:iceberg", "spark-streaming")
-CONNECT_PROFILES = ("confluent", "camel", "aiven", "iceberg")
+           "kafka-connect:iceberg", "kafka-connect:lenses", "spark-streaming")
+CONNECT_PROFILES = ("confluent", "camel", "aiven", "iceberg", "lenses")
 # the object format of built-in targets whose objects are not Confluent's (conformance.objects.DECODERS)
-OBJECT_FORMATS = {"spark-streaming": "jsonl", "aiven": "aiven", "camel": "camel", "iceberg": "iceberg"}
+OBJECT_FORMATS = {"spark-streaming": "jsonl", "aiven": "aiven", "camel": "camel", "iceberg": "iceberg",
+                  "lenses": "lenses"}
 
 
 class TargetSpecError(ValueError):
@@ -157,7 +158,7 @@ def check_target(spec: str, plugin_path: Sequence[str] = (), progress: Callable[
     from importlib import metadata
 
     if not any(ep.name == spec for ep in metadata.entry_points(group="sinkcheck.targets")):
-        raise TargetSpecError(f"--target {spec!r}: not a known target; use pysink, kafka-connect:<aiven|camel|confluent|iceberg>, "
+        raise TargetSpecError(f"--target {spec!r}: not a known target; use pysink, kafka-connect:<aiven|camel|confluent|iceberg|lenses>, "
                          "model@<version>, module:Class, or a name under the entry-point group sinkcheck.targets")
 
 

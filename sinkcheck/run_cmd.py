@@ -176,7 +176,7 @@ def _run(args: Any) -> int:
 def add_run_parser(sub: Any) -> None:
     r = sub.add_parser("run", help="run named and generated scenarios against targets and write the reports")
     r.add_argument("--target", action="append", default=None,
-                   help="pysink[:broker][:<variant>], kafka-connect:<aiven|camel|confluent|iceberg>, model@<version>, module:Class "
+                   help="pysink[:broker][:<variant>], kafka-connect:<aiven|camel|confluent|iceberg|lenses>, model@<version>, module:Class "
                         "(repeatable; default pysink)")
     r.add_argument("--connector-config", default=None, help="connector JSON used for every scenario instead of its own")
     r.add_argument("--connector-version", default=None, help="the connector version the model holds the sink to")

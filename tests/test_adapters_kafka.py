@@ -1,16 +1,14 @@
 """Real processes: a KRaft broker, a Kafka Connect worker and moto's S3 server, shared by this
 module. Jars are fetched from Maven on first use.
 
-The S3 sinks (Aiven, Camel) run when their jar sets resolve (or their plugin directories are
-given in SINKCHECK_PLUGIN_PATH); otherwise they skip with the resolver's reason. Apache
+The S3 sinks (Camel, Confluent) run when their plugins resolve (the shared layouts, or their
+plugin directories given in SINKCHECK_PLUGIN_PATH); otherwise they skip with the resolver's
+reason. Aiven's sink has its own module on warm stacks (tests/test_aiven.py). Apache
 Kafka's FileStreamSink, which always resolves, proves the worker, the offsets and the process
 faults end to end.
 """
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 import threading
 import time
 
@@ -183,47 +181,6 @@ def test_bucket_sampling_and_open_uploads_keep_it_not_quiet(connect_target, kafk
 
 
 # ------------------------------------------------------------------ the S3 sinks
-
-def decode_aiven_jsonl_gzip(body: bytes) -> list[str]:
-    out = []
-    for line in gzip.decompress(body).decode().splitlines():
-        if not line.strip():
-            continue
-        v = json.loads(line)["value"]
-        if isinstance(v, str) and not v.startswith("value-"):
-            v = base64.b64decode(v).decode()
-        out.append(v if isinstance(v, str) else json.dumps(v))
-    return out
-
-
-def test_aiven_1000_records_3_partitions(kafka_stack, connect_target):
-    require_plugin(kafka_stack, "aiven")
-    t0 = time.monotonic()
-    t = connect_target(profile="aiven")
-    t.start(default_config("aiven", ["aiven-orders"], None), {"aiven-orders": 3})
-    t.produce(make_records("aiven-orders", 1000, 3))
-    assert t.wait_until_quiet(180), t.obs.still_moving
-    obs = t.observe()
-    found = [v for o in obs.final_bucket.objects for v in decode_aiven_jsonl_gzip(o.body)]
-    assert set(found) == expected_values(1000)
-    assert not obs.final_bucket.open_uploads
-    assert_committed_at_log_end(t)
-    print(f"[sinkcheck] aiven 1000 records wall {time.monotonic() - t0:.1f}s")
-
-
-def test_aiven_worker_sigkill_mid_stream_loses_nothing(kafka_stack, connect_target):
-    require_plugin(kafka_stack, "aiven")
-    t = connect_target(profile="aiven")
-    t.start(default_config("aiven", ["aiven-kill"], None), {"aiven-kill": 3})
-    t.produce(make_records("aiven-kill", 500, 3))
-    time.sleep(2.5)
-    t.apply_fault(Fault("kill-worker", {"downtime_s": 1}))
-    t.produce(make_records("aiven-kill", 500, 3, start=500))
-    assert t.wait_until_quiet(180), t.obs.still_moving
-    found = [v for o in t.observe().final_bucket.objects for v in decode_aiven_jsonl_gzip(o.body)]
-    assert set(found) == expected_values(1000)
-    assert_committed_at_log_end(t)
-
 
 def test_camel_1000_records_one_object_each(kafka_stack, connect_target):
     require_plugin(kafka_stack, "camel")

@@ -308,3 +308,40 @@ def test_contents_catch_an_object_that_should_be_gzip():
     v = run_bodies({f"{D}/t+0+0000000000.json.gz": body([0, 1, 2]),
                     f"{D}/t+0+0000000003.json.gz": gzip.compress(body([3, 4, 5]))}, config)
     assert [w.anomaly for w in v["contents"].witnesses] == ["wrong-compression"]
+
+
+def _lenses_run(objects: dict[str, bytes], offsets: list[tuple[int, int]], faults=()):
+    cfg = {"connect.s3.kcql": "INSERT INTO b:out SELECT * FROM `t` STOREAS `JSON` PROPERTIES('flush.count'=2)"}
+    sc = Scenario("lenses", cfg, {"t": 1},
+                  [{"topic": "t", "partition": 0, "timestamp": 1000 + i, "key": None, "value": {"seq": i}, "headers": []}
+                   for i in range(4)])
+    records = [SinkRecord.from_json({**r, "offset": i}) for i, r in enumerate(sc.records)]
+    obs = Observation(produced=[ProducedRecord("t", 0, i, 0, None, b"") for i in range(4)],
+                      bucket_samples=[BucketSample(500, tuple(S3Object(k, len(b), k, b) for k, b in objects.items()))],
+                      offset_samples=[OffsetSample(at, {"t-0": k}, 1) for at, k in offsets],
+                      statuses=[StatusSample(9999, "RUNNING", ("RUNNING",))], faults=list(faults), quiet=True)
+    data = RunData(sc, "kafka-connect:lenses@11.7.2", obs, claim_for("kafka-connect:lenses", cfg), None, None, records)
+    return {v.property: v for v in run_checks(data)}
+
+
+def test_lenses_own_files_are_not_data_and_its_names_are_checked():
+    body = lambda seqs: b"".join(json.dumps({"seq": s}).encode() + b"\n" for s in seqs)  # noqa: E731
+    objs = {"out/t/0/000000000001_1000_1001.json": body([0, 1]), "out/t/0/000000000003_1002_1003.json": body([2, 3]),
+            ".indexes/c/.locks/Topic(t)/0.lock": b'{"committedOffset":3}',
+            ".temp-upload/Topic(t)/0/u1out/t/0/000000000001_1000_1001.json": body([0, 1])}  # a fenced zombie's
+    v = _lenses_run(objs, [(1000, 4)])
+    assert v["no-duplicates"].claimed and v["no-duplicates"].status == PASS
+    assert v["naming"].status == PASS and v["no-loss"].status == PASS
+    bad = _lenses_run({"out/t/0/000000000000_1000_1001.json": body([0, 1]), "out/t/0/3.json": body([2, 3])}, [(1000, 4)])
+    assert bad["naming"].status == FAIL and {w.expected for w in bad["naming"].witnesses} == {
+        "out/t/0/000000000001_1000_1001.json", "out/t/0/000000000003_1002_1003.json"}
+
+
+def test_P_COMMIT_SAFETY_a_rewind_by_the_suites_lost_offset_commit_is_not_the_sinks():
+    body = b"".join(json.dumps({"seq": s}).encode() + b"\n" for s in range(4))
+    objs = {"out/t/0/000000000003_1000_1003.json": body}
+    rewind = FaultEvent("lose-offset-commit", {}, True, 1500, 1600)
+    v = _lenses_run(objs, [(1000, 4), (1550, 0), (2000, 4)], faults=[rewind])
+    assert v["commit-safety"].status == PASS
+    v = _lenses_run(objs, [(1000, 4), (1550, 0), (2000, 4)])  # the same step back, no fault: the sink's
+    assert v["commit-safety"].status == FAIL and v["commit-safety"].witnesses[0].anomaly == "commit-backwards"

@@ -107,3 +107,44 @@ def test_the_plugin_kinds_know_their_jars():
     assert plugins.KINDS["confluent"].main_jar.match("kafka-connect-s3-12.1.9.jar").group(1) == "12.1.9"
     assert plugins.KINDS["camel"].main_jar.match("camel-aws-s3-sink-kafka-connector-4.18.0.jar").group(1) == "4.18.0"
     assert not plugins.KINDS["confluent"].main_jar.match("kafka-connect-s3-common-12.1.9.jar")
+
+
+def aiven_archive(parent: Path, version: str) -> Path:
+    """What unpacking Aiven's release archive gives: s3-sink-connector-for-apache-kafka-<v>/*.jar (flat)."""
+    d = parent / f"s3-sink-connector-for-apache-kafka-{version}"
+    d.mkdir(parents=True)
+    for jar in (f"s3-sink-connector-for-apache-kafka-{version}.jar", f"commons-for-apache-kafka-connect-{version}.jar",
+                "aws-java-sdk-s3-1.12.777.jar"):
+        (d / jar).write_bytes(b"")
+    return d
+
+
+def test_aivens_unpacked_archive_is_found_and_its_version_read_from_its_main_jar(tmp_path, no_shared):
+    d = aiven_archive(tmp_path, "3.4.2")
+    p = locate("aiven", "3.4.2", [tmp_path])
+    assert (p.version, p.directory, p.source) == ("3.4.2", d.resolve(), "--plugin-path")
+    assert not plugins.KINDS["aiven"].main_jar.match("s3-sink-connector-for-apache-kafka-3.4.2-sources.jar")
+
+
+def test_aiven_from_the_shared_layout_or_a_usage_error_naming_both_ways(tmp_path, monkeypatch, no_shared):
+    with pytest.raises(PluginUnavailable) as e:
+        locate("aiven", "3.4.2")
+    for way in ("--plugin-path", "SINKCHECK_PLUGIN_PATH", "Aiven's release archive", "assemble"):
+        assert way in str(e.value)
+    shared = tmp_path / "shared"
+    (shared / "aiven" / "3.4.2").mkdir(parents=True)
+    (shared / "aiven" / "3.4.2" / "lib.txt").write_text("io.aiven:s3-sink-connector-for-apache-kafka:3.4.2\n")
+    (shared / "aiven" / "assemble").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("SINKCHECK_SHARED", str(shared))
+    monkeypatch.setenv("SINKCHECK_PLUGIN_CACHE", str(tmp_path / "cache"))
+    p = locate("aiven", None)
+    assert p.version == "3.4.2"
+    assert p.directory == tmp_path / "cache" / "aiven-3.4.2" / "s3-sink-connector-for-apache-kafka-3.4.2"
+    assert p.source == "../shared/aiven/assemble"
+
+
+def test_aiven_with_no_plugin_anywhere_exits_4_before_anything_starts(tmp_path, capsys, no_shared):
+    code = main(["run", "--target", "kafka-connect:aiven@3.4.2", "--profile", "ci", "--out", str(tmp_path / "out")])
+    assert code == Exit.USAGE
+    err = capsys.readouterr().err
+    assert "Aiven's S3 sink connector 3.4.2" in err and "--plugin-path" in err and "assemble" in err

@@ -25,3 +25,41 @@ def play_on_warm_stacks(target: str, names: Sequence[str], stack: Any, tmp_path_
         return needs_stack_alone(ALL_NAMED[name]())
 
     return dict(zip(names, stack_schedule(names, alone, run, workers=3, spare=spare.spare)))
+
+
+def warm_fixtures(target: str, names: Sequence[str], tag: str) -> tuple[Any, Any]:
+    """The module fixtures of a connector's tests: `stack`, a warm stack for `target` (its plugin
+    from SINKCHECK_PLUGIN_PATH or the shared layouts, laid out on first use; a plugin nowhere to
+    be had fails the tests), and `results`, the named scenarios `names` played on it."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def stack(tmp_path_factory: Any) -> Any:
+        from adapters.plugins import PluginUnavailable
+        from conformance.targets import start_connect_stack
+
+        try:
+            s = start_connect_stack(target, tmp_path_factory.mktemp("stack"))
+        except PluginUnavailable as e:
+            pytest.fail(f"{target} cannot run here: {e}")
+        yield s
+        s.stop()
+
+    @pytest.fixture(scope="module")
+    def results(stack: Any, tmp_path_factory: Any) -> dict[str, Any]:
+        return play_on_warm_stacks(target, names, stack, tmp_path_factory, tag)
+
+    return stack, results
+
+
+def given_run(results: dict[str, Any], name: str, version: str) -> Any:
+    """The RunResult of a connector's own scenario (its config used as given), on the version
+    the worker loaded, with every fault fired."""
+    result = results[name]
+    if isinstance(result, Exception):
+        raise result
+    assert result.target_info.connector_version == version
+    assert result.translation is not None and result.translation.given
+    unfired = [f"{f.kind} {f.detail}" for f in result.observation.faults if not f.fired]
+    assert not unfired, unfired
+    return result

@@ -1,0 +1,143 @@
+"""How the suite names and reads Aiven's S3 sink 3.4.2 objects (conformance.objects), pinned to
+its source (Aiven-Open/cloud-storage-connectors-for-apache-kafka v3.4.2): FileNameFragment.getFilename
+adds `.avro` and the compression's extension to the default template only; S3SinkTask.oldFullKey
+makes the legacy names of `aws.s3.prefix`; `file.name.prefix` is no key of the S3 sink; the
+output writers' csv, json and jsonl of `format.output.fields`. Then Lenses' S3 sink 11.7.2: its
+KCQL with the run's bucket and topic, its names (CloudKeyNamer, OffsetFileNamer) and its claim.
+Offline, on hand-made objects."""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+
+import pyarrow as pa
+import zstandard
+
+from adapters.connectors import PROFILES, translate
+from conformance.claims import claim_for
+from conformance.objects import aiven_groups_by_key, aiven_key, aiven_rows, decode_aiven, decompress
+
+
+def test_the_default_template_gets_the_compressions_extension_and_avros():
+    assert aiven_key({}, "t", 0, 5) == "t-0-5.gz"  # gzip is the documented default
+    assert aiven_key({"file.compression.type": "none"}, "t", 1, 5) == "t-1-5"
+    assert aiven_key({"file.compression.type": "zstd", "format.output.type": "avro"}, "t", 1, 5) == "t-1-5.avro.zst"
+    assert aiven_key({"file.compression.type": "snappy", "format.output.type": "parquet"}, "t", 1, 5) == "t-1-5.snappy"
+
+
+def test_an_explicit_template_is_used_as_written_with_padding():
+    cfg = {"file.name.template": "{{topic}}/{{partition:padding=true}}/{{start_offset:padding=true}}",
+           "file.compression.type": "gzip"}
+    assert aiven_key(cfg, "t", 1, 5) == "t/0000000001/00000000000000000005"  # no .gz: explicit
+    assert aiven_key({"file.name.template": "{{topic}}-{{partition:padding=false}}-{{start_offset}}"}, "t", 2, 7) == "t-2-7"
+
+
+def test_file_name_prefix_is_not_an_s3_sink_key_and_aws_s3_prefix_switches_to_legacy_names():
+    assert aiven_key({"file.name.prefix": "dir/", "file.compression.type": "none"}, "t", 0, 3) == "t-0-3"
+    legacy = {"aws.s3.prefix": "p/", "file.name.template": "ignored-{{topic}}"}
+    assert aiven_key(legacy, "t", 0, 3) == "p/t-0-00000000000000000003.gz"
+    assert aiven_key({**legacy, "format.output.type": "avro", "file.compression.type": "none"}, "t", 0, 3) == \
+        "p/t-0-00000000000000000003.avro"
+
+
+def test_a_key_template_groups_by_key_and_a_timestamp_cannot_be_predicted():
+    cfg = {"file.name.template": "{{key}}"}
+    assert aiven_groups_by_key(cfg) and aiven_key(cfg, "t", 0, 3, "k1") == "k1" and aiven_key(cfg, "t", 0, 3) == "null"
+    assert not aiven_groups_by_key({}) and not aiven_groups_by_key({**cfg, "aws.s3.prefix": "p/"})
+    assert aiven_key({"file.name.template": "{{topic}}-{{timestamp:unit=yyyy}}"}, "t", 0, 0) is None
+    c = claim_for("kafka-connect:aiven@3.4.2", cfg)
+    assert c.view == "latest-per-key" and c.claims("no-loss") and not c.claims("no-duplicates")
+    assert not claim_for("kafka-connect:aiven", {"file.name.template": "{{timestamp:unit=yyyy}}"}).claims("naming")
+
+
+def _xerial_snappy(data: bytes) -> bytes:
+    block = pa.compress(data, codec="snappy", asbytes=True)
+    return b"\x82SNAPPY\x00" + (1).to_bytes(4, "big") * 2 + len(block).to_bytes(4, "big") + block
+
+
+def test_objects_are_decompressed_by_their_magic_bytes():
+    text = b'{"value":{"seq":1}}\n'
+    for body in (gzip.compress(text), zstandard.ZstdCompressor().compress(text), _xerial_snappy(text), text):
+        assert decompress(body) == text
+
+
+def test_rows_of_each_format_with_their_fields():
+    fields = {"format.output.fields": "key,value,offset,timestamp"}
+    value = base64.b64encode(b'{"seq": 3}').decode()
+    csv_body = f"{base64.b64encode(b'k3').decode()},{value},3,1706713203000\n".encode()
+    assert aiven_rows(csv_body, fields) == [{"key": "azM=", "value": value, "offset": "3", "timestamp": "1706713203000"}]
+    assert decode_aiven(csv_body, fields) == [b'{"seq": 3}']
+    row = {"key": "k3", "value": {"seq": 3}, "offset": 3, "timestamp": "2024-01-31T15:00:03Z"}
+    jsonl = {**fields, "format.output.type": "jsonl"}
+    assert decode_aiven(gzip.compress(json.dumps(row).encode() + b"\n"), jsonl) == [{"seq": 3}]
+    assert aiven_rows(json.dumps([row, row]).encode(), {**fields, "format.output.type": "json"}) == [row, row]
+
+
+def test_a_scenario_is_translated_to_aivens_keys():
+    t = translate({"flush.size": "7", "s3.part.size": "5242880", "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                   "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+                   "rotate.schedule.interval.ms": "1000"}, PROFILES["aiven"])
+    assert t.config["file.max.records"] == "7" and t.config["format.output.type"] == "jsonl"
+    assert t.config["aws.s3.part.size.bytes"] == "5242880"
+    assert t.config["format.output.fields"] == "key,value,offset,timestamp"
+    assert t.config["file.compression.type"] == "none"  # Confluent's default, not Aiven's gzip
+    assert set(t.dropped) == {"storage.class", "rotate.schedule.interval.ms"}
+    parquet = translate({"format.class": "ParquetFormat", "parquet.codec": "zstd"}, PROFILES["aiven"])
+    assert (parquet.config["format.output.type"], parquet.config["file.compression.type"]) == ("parquet", "zstd")
+    raw = translate({"format.class": "ByteArrayFormat", "format.bytearray.separator": "<EOR>", "file.delim": "_",
+                     "format.output.envelope": "false"}, PROFILES["aiven"])
+    assert raw.config["format.output.type"] == "csv" and raw.config["format.output.envelope"] == "false"
+    assert set(raw.dropped) == {"format.bytearray.separator", "file.delim"}  # Confluent's, whatever their prefix
+
+
+# --- Lenses' S3 sink (stream-reactor 11.7.2): its KCQL, names and objects ---------------------
+
+def test_lenses_kcql_gets_the_runs_bucket_and_topic_and_a_scenario_becomes_kcql():
+    from adapters.connectors import S3Location, fill_config
+
+    t = translate({"topics": "events", "flush.size": "4", "s3.bucket.name": "sinkcheck",
+                   "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                   "storage.class": "io.confluent.connect.s3.storage.S3Storage"}, PROFILES["lenses"])
+    assert t.config["connect.s3.kcql"] == ("INSERT INTO sinkcheck:out SELECT * FROM `events` STOREAS `JSON` "
+                                           "PROPERTIES('flush.count'=4,'flush.interval'=3)")
+    assert set(t.dropped) == {"storage.class"}
+    sent = fill_config({**t.config, "topics": "events-r7"}, PROFILES["lenses"], S3Location("http://s3", "bkt-3", "a", "s"))
+    assert "INSERT INTO bkt-3:out SELECT * FROM `events-r7` STOREAS `JSON`" in sent["connect.s3.kcql"]
+    assert sent["connect.s3.custom.endpoint"] == "http://s3" and sent["connect.s3.path.style.access"] == "true"
+
+
+def test_lenses_names_and_claim():
+    from conformance.lenses_checks import lenses_prefix
+    from conformance.objects import decode_lenses, lenses_key
+
+    assert lenses_key("out", "events", 2, 99, 1000, 2000, "json") == "out/events/2/000000000099_1000_2000.json"
+    cfg = {"connect.s3.kcql": "INSERT INTO b:out SELECT * FROM `t` STOREAS `JSON` PROPERTIES('flush.count'=3)"}
+    assert lenses_prefix(cfg) == "out" and decode_lenses(b'{"seq":1}\n{"seq":2}\n', cfg) == [{"seq": 1}, {"seq": 2}]
+    c = claim_for("kafka-connect:lenses@11.7.2", cfg)
+    assert c.name == "exactly-once" and c.claims("no-duplicates") and c.claims("naming")
+    off = claim_for("kafka-connect:lenses", {**cfg, "connect.s3.exactly.once.enable": "false"})
+    assert off.name == "at-least-once" and not off.claims("no-duplicates")
+
+
+def test_a_tombstone_in_an_aiven_object_holds_no_record():
+    fields = {"format.output.fields": "key,value,offset,timestamp", "format.output.type": "jsonl"}
+    rows = [{"key": "k1", "value": None, "offset": 1}, {"key": "k2", "value": {"seq": 2}, "offset": 2}]
+    assert decode_aiven("".join(json.dumps(r) + "\n" for r in rows).encode(), fields) == [{"seq": 2}]
+    csv_fields = {"format.output.fields": "key,value,offset,timestamp"}
+    assert decode_aiven(b"azE=,,1,5\nazI=,eyJzZXEiOiAyfQ==,2,6\n", csv_fields) == [b'{"seq": 2}']
+
+
+def test_an_s3_rule_on_a_lenses_data_file_goes_on_its_staged_putobject():
+    """Lenses stages each data file with one PutObject under .temp-upload/ and copies it into
+    place: a rule on out/* never fires (seen in `sinkcheck run --profile ci`)."""
+    from conformance.named import SUITE
+    from conformance.runner import faults_for_target
+
+    steps, _ = faults_for_target(SUITE["retriable-503-on-upload"](), "kafka-connect:lenses@11.7.2")
+    assert [f.params["key"] for f in steps if f.kind == "s3"] == [".temp-upload/*"]
+
+
+def test_bytes_in_lenses_are_one_record_a_file():
+    t = translate({"topics": "t", "flush.size": "4", "format.class": "ByteArrayFormat"}, PROFILES["lenses"])
+    assert "STOREAS `BYTES` PROPERTIES('flush.count'=1," in t.config["connect.s3.kcql"]
