@@ -87,6 +87,14 @@ def sinkcheck_connector(request: pytest.FixtureRequest) -> dict[str, str] | None
         _, cfg = load_config_text(Path(path).read_text(), path)
     except (OSError, ConfigSyntaxError, ConfigError) as e:
         raise pytest.UsageError(f"--connector-config {path}: {e}") from None
+    from conformance.claims import CONFLUENT_SEMANTICS
+    from conformance.targets import target_kind
+    from conformance.user_config import refusal
+
+    target = request.config.getoption("--target") or "pysink"
+    why = refusal(cfg, target.startswith("model") or target_kind(target) in CONFLUENT_SEMANTICS)
+    if why:
+        raise pytest.UsageError(f"--connector-config {path}: {why}")
     return cfg
 
 

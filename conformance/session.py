@@ -73,7 +73,7 @@ def only_properties(result: Any, props: set[str] | None) -> Any:
 
     r = result
     return RunResult(r.scenario, r.target, r.claim, r.observation, r.expectation,
-                     [v for v in r.verdicts if v.property in props], r.wall_s, r.run_dir)
+                     [v for v in r.verdicts if v.property in props], r.wall_s, r.run_dir, untested=r.untested)
 
 
 def selected(scenario: Any, spec: str, props: set[str] | None) -> bool:
@@ -256,13 +256,16 @@ def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | N
     re-expressed for that config's converters), at the run's connector version and seed."""
     from conformance import wire
 
+    from conformance import user_config
+
     changes: dict[str, Any] = {}
     if connector is not None:
-        changes["connector"] = dict(connector)
         try:
-            changes["records"] = wire.reexpress(scenario.records, scenario.connector, connector)
-        except wire.NotRealizable as e:
+            records = wire.reexpress(scenario.records, scenario.connector, connector)
+            fitted = user_config.fit(dataclasses.replace(scenario, connector=dict(connector), records=records), connector)
+        except (wire.NotRealizable, ValueError) as e:
             raise InputError(f"{scenario.name} under the given connector config: {e}") from None
+        changes.update(connector=fitted.connector, records=fitted.records, topics=fitted.topics, notes=fitted.notes)
     if version is not None and scenario.connector_version is None:
         changes["connector_version"] = version
     if seed is not None and scenario.seed is None:

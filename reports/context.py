@@ -153,6 +153,8 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "origin": ctx.origins.get(run_dir, "named"),
         "target": result.target,
         "status": result.status,
+        # why the run tested nothing (no object to compare): its pass is unknown
+        "untested": getattr(result, "untested", None),
         "claim": {"name": result.claim.name, "properties": sorted(result.claim.properties),
                   "naming": result.claim.naming, "reasons": list(result.claim.reasons)},
         "seed": sc.seed,
@@ -169,6 +171,7 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "scenario_file": scenario_file,
         "replay": getattr(result, "reproduce", None) or replay_command(scenario_file, result.target),
         "steps": sc.steps(),
+        "notes": sc.notes,
         "verdicts": verdicts,
         "objects": observed_objects(result),
         "expected_objects": expected,

@@ -29,8 +29,13 @@ def cmd_model(args: argparse.Namespace) -> int:
     from reference_impl.model import InputError, expect, parse_puts_lines, parse_records_lines
     from reference_impl.versions import VersionError
 
+    from reference_impl.config import load_config_text
+    from sinkcheck.options import refuse_unhonoured
+
+    text = _read(args.config, "connector config")
     try:
-        cfg = parse_config(_read(args.config, "connector config"), version=args.connector_version)
+        refuse_unhonoured(load_config_text(text, args.config)[1], args.config, converted=False)
+        cfg = parse_config(text, version=args.connector_version)
     except ConfigSyntaxError as e:
         raise UsageError(f"{args.config}: malformed JSON at line {e.line}, column {e.column}: {str(e).split(': ', 2)[-1]}") from None
     except ConfigError as e:
@@ -119,6 +124,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except ScenarioError as e:
         raise UsageError(str(e)) from None
     check_target_spec(args.target, args.plugin_path, lambda m: print(m, file=sys.stderr))
+    from conformance.claims import CONFLUENT_SEMANTICS
+    from conformance.targets import target_kind
+    from sinkcheck.options import refuse_unhonoured
+
+    s3_sink = args.target.startswith("model") or target_kind(args.target) in CONFLUENT_SEMANTICS
+    refuse_unhonoured(scenario.connector, f"{args.scenario}: its connector config", s3_sink)
     out = Path(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
     out.mkdir(parents=True, exist_ok=True)
     scenario.save(out / "scenario.json")
