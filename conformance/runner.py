@@ -18,6 +18,7 @@ from conformance import wire
 from conformance.connector_config import sink_config
 from conformance.scenario import FaultStep, Scenario, ScenarioError
 from conformance.untested import untested_reason
+from conformance.user_config import unread_topics
 from conformance.targets import (connect_profile, data_key_glob_of, make_target, simulated, target_kind,
                                  translation_for, uploads_of, worker_converters)
 from conformance.verdicts import PASS, UNKNOWN, Verdict, overall
@@ -359,6 +360,13 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         wire.check_realizable(scenario.connector, scenario.records, worker)
     except wire.NotRealizable as e:
         raise ScenarioError(f"{scenario.name}: not a scenario a real deployment could produce: {e}") from None
+    unread = unread_topics(sorted({r["topic"] for r in scenario.records}), scenario.connector)
+    if unread:
+        # a connector that reads none of them consumes nothing: no sink would be tested
+        raise ScenarioError(f"{scenario.name}: its records go to {', '.join(unread)}, which its connector config does "
+                            f"not read (topics={scenario.connector.get('topics', '')!r}, topics.regex="
+                            f"{scenario.connector.get('topics.regex', '')!r}); produce to the config's topics or give "
+                            "the scenario's topics in `topics`")
     to_produce = wire.records_to_produce(scenario.connector, scenario.records, worker)
     kind = target_kind(target_spec)
     translation = translation_for(target_spec, scenario.connector)

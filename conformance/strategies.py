@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from conformance import values
 from conformance.scenario import VALUE_KINDS_BY_CONVERTER, FaultStep, Scenario, converter_kind, seq_value
+from conformance.testable import closing_a_file, first_written
 from conformance.wire import with_worker_converters
 from reference_impl.converters import BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
 
@@ -388,32 +389,7 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
         out.append({"topic": t, "partition": p, "timestamp": ts,
                     "key": draw(values.record_keys(key_kind, seq, null_keys)), "value": value,
                     "headers": draw(values.header_lists(seq, headers_stored))})
-    return _first_written(out, keys_stored, headers_stored, fatal_nulls, key_kind)
-
-
-def _first_written(records: list[dict[str, Any]], keys: bool, headers: bool, fatal_nulls: bool,
-                   key_kind: str) -> list[dict[str, Any]]:
-    """The stream with a record the sink writes first: one that would kill the task at the first
-    record (a null key with keys stored (R11.4), a null header value with headers stored (R10), a
-    null value under behavior.on.null.values=fail (R12.1)) leaves no object to compare, so the
-    first record that kills nothing goes ahead of it (the rule is still met later in the stream);
-    where every record kills, the first gets a plain key and text for its null headers. Changed
-    after drawing, so every other stream a seed draws stays the same."""
-    def kills(r: dict[str, Any]) -> bool:
-        return ((keys and r["key"] is None) or (fatal_nulls and r["value"] is None)
-                or (headers and any(h[1] is None for h in r["headers"] or [])))
-
-    if not records or not kills(records[0]):
-        return records
-    j = next((i for i, r in enumerate(records) if not kills(r)), None)
-    if j is not None:
-        return [records[j]] + records[:j] + records[j + 1:]
-    first = dict(records[0])
-    if keys and first["key"] is None:
-        first["key"] = values.plain_key(key_kind, 0)
-    if headers:
-        first["headers"] = [[h[0], "" if h[1] is None else h[1]] for h in first["headers"] or []]
-    return [first] + records[1:]
+    return first_written(out, keys_stored, headers_stored, fatal_nulls, key_kind)
 
 
 FAULT_KINDS = ("crash", "crash-mid-upload", "lost-commit", "s3-503", "s3-500", "s3-error-200", "s3-drop-response",
@@ -502,7 +478,7 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     faults. Shrinks toward fewer records, no faults and the simplest config."""
     cfg = with_worker_converters(connector) if connector is not None else draw(sink_configs(formats, kinds))
     topics = {"orders": draw(st.integers(1, 2))}
-    records = draw(sink_records(topics, max_records, cfg, kinds))
+    records = closing_a_file(cfg, draw(sink_records(topics, max_records, cfg, kinds)))
     faults = draw(fault_schedules(len(records))) if with_faults else []
     return Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))
 

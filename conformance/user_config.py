@@ -96,6 +96,22 @@ def config_topics(config: Mapping[str, str]) -> list[str]:
     return [t.strip() for t in str(config.get("topics", "")).split(",") if t.strip()]
 
 
+def unread_topics(topics: Sequence[str], config: Mapping[str, str]) -> list[str]:
+    """The topics among `topics` a connector with `config` does not read (its `topics`, or
+    names its `topics.regex` matches whole; a config naming neither reads every topic)."""
+    named = config_topics(config)
+    regex = str(config.get("topics.regex", "")).strip()
+    if named:
+        return [t for t in topics if t not in named]
+    if regex:
+        try:
+            pattern = re.compile(regex)
+        except re.error:
+            return []  # the connector's validator says what is wrong with it
+        return [t for t in topics if not pattern.fullmatch(t)]
+    return []
+
+
 def topic_mapping(topics: Sequence[str], config: Mapping[str, str]) -> dict[str, str]:
     """Each scenario topic → the topic the config reads it from: topic i onto the config's topic
     i mod k, or onto a name its `topics.regex` matches (the topic's own where it matches);
@@ -281,10 +297,15 @@ def _with_struct_fields(schema: dict[str, Any], payload: dict[str, Any], paths: 
 # --- the scenario under the config ------------------------------------------------------------
 def fit(scenario: Scenario, config: Mapping[str, str]) -> Scenario:
     """`scenario` (its records already in the config's converters, its connector the config)
-    with its topics mapped onto the config's and its records carrying the fields the config
-    reads. ValueError where no topic name fits the config's `topics.regex`."""
+    with its topics mapped onto the config's, its records carrying the fields the config reads,
+    and where the config would leave them all in open files, a file's worth more of them.
+    ValueError where no topic name fits the config's `topics.regex`."""
+    from conformance.testable import closing_a_file
+
     topics, mapping = _mapped_topics(scenario, config)
     records = [{**r, "topic": mapping.get(r["topic"], r["topic"])} for r in with_fields(scenario.records, config)]
+    # records the config leaves in open files only get a file's worth more (conformance.testable)
+    records = closing_a_file(with_worker_converters(config), records)
     moved = [f"{a} → {b}" for a, b in mapping.items() if a != b]
     notes = scenario.notes
     if moved:

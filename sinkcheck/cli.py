@@ -149,6 +149,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"  {mark} {v.property:<18} {claimed:<8} {v.message}")
     if result.failed():
         print(failure_block(result))
+    if result.untested:
+        print(f"  tested nothing: {result.untested}")
     print(f"{result.status.upper()}: {args.target} on {scenario.name} in {result.wall_s:.1f}s "
           f"(claim {result.claim.name}); logs in {out}")
     return {"pass": Exit.OK, "fail": Exit.FAILED, "unknown": Exit.UNKNOWN}[result.status]

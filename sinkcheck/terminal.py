@@ -49,10 +49,13 @@ UNTESTED_SHOWN = 10
 def exit_for(results: list[Any], errors: list[dict[str, Any]]) -> Exit:
     if errors:
         return Exit.INTERNAL
+    from conformance.untested import dominated
+
     statuses = {r.status for r in results}
     if "fail" in statuses:
         return Exit.FAILED
-    if "unknown" in statuses:
+    # a run that tested nothing is unknown, but ends the command unknown only where such runs dominate
+    if any(r.status == "unknown" and not getattr(r, "untested", None) for r in results) or dominated(results):
         return Exit.UNKNOWN
     return Exit.OK
 
