@@ -129,6 +129,8 @@ def config_summary(connector: dict[str, str]) -> str:
 
 def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
     """The JSON form of one run (redacted): scenario × target with every property's verdict."""
+    from conformance.user_config import mapping_note
+
     key = id(result)
     if key in ctx._entries:
         return ctx._entries[key]
@@ -172,6 +174,8 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "replay": getattr(result, "reproduce", None) or replay_command(scenario_file, result.target),
         "steps": sc.steps(),
         "notes": sc.notes,
+        # how the scenario's topics were put onto a user's connector config's (conformance.user_config)
+        "topic_mapping": mapping_note(sc),
         "verdicts": verdicts,
         "objects": observed_objects(result),
         "expected_objects": expected,
