@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conformance import values
 from conformance.scenario import VALUE_KINDS_BY_CONVERTER, FaultStep, Scenario, converter_kind, seq_value
-from conformance.testable import closing_a_file, first_written
+from conformance.testable import closing_a_file, first_written, placed_offsets
 from conformance.wire import with_worker_converters
 from reference_impl.converters import BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
 
@@ -500,12 +500,7 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[in
     from reference_impl.model import PutSpec, expect
 
     try:
-        offsets: dict[tuple[str, int], int] = {}
-        placed = []
-        for r in records:
-            tp = (r["topic"], int(r["partition"]))
-            placed.append(offsets.get(tp, 0))
-            offsets[tp] = placed[-1] + 1
+        placed = placed_offsets(records)
         config = sink_config(cfg)
         sink_recs = to_sink_records(cfg, records, placed)
         exp = expect(config, sink_recs)

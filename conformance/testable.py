@@ -36,6 +36,17 @@ def first_written(records: list[dict[str, Any]], keys: bool, headers: bool, fata
     return [first] + records[1:]
 
 
+def placed_offsets(records: list[dict[str, Any]]) -> list[int]:
+    """The offset each record gets when the stream is produced to empty topics, in order."""
+    offsets: dict[tuple[str, int], int] = {}
+    placed = []
+    for r in records:
+        tp = (r["topic"], int(r["partition"]))
+        placed.append(offsets.get(tp, 0))
+        offsets[tp] = placed[-1] + 1
+    return placed
+
+
 # how many records a stream may grow by to fill its open file up to flush.size
 MAX_FILL = 40
 
@@ -51,14 +62,8 @@ def closing_a_file(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[d
     from reference_impl.model import expect
 
     try:
-        offsets: dict[tuple[str, int], int] = {}
-        placed = []
-        for r in records:
-            tp = (r["topic"], int(r["partition"]))
-            placed.append(offsets.get(tp, 0))
-            offsets[tp] = placed[-1] + 1
         config = sink_config(cfg)
-        exp = expect(config, sink_records(cfg, records, placed))
+        exp = expect(config, sink_records(cfg, records, placed_offsets(records)))
     except (ConfigError, ValueError):
         return records
     if (exp.constraints is not None or exp.task_failure is not None or exp.open == []
