@@ -181,3 +181,17 @@ def test_the_summary_counts_runs_that_tested_nothing_and_a_dominated_run_says_so
     assert "1 passed, 0 failed, 2 unknown (2 tested nothing: the task died at offset 0" in out
     assert "most runs (2 of 3) tested nothing" in out
     assert exit_for(results, []) == Exit.UNKNOWN
+
+
+def test_the_pytest_plugin_refuses_the_same_config_once(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs", "conformance.suite",
+                        "--target=pysink", f"--connector-config={CONFIGS / 'debezium-transforms.json'}", "-k", SCENARIO],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(root)})
+    assert p.returncode == 4, p.stdout[-2000:] + p.stderr[-2000:]
+    assert (p.stdout + p.stderr).count("io.debezium.transforms.ExtractNewRecordState") == 1
