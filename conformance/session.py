@@ -253,10 +253,9 @@ def redacted_scenario(scenario: Any, redactor: Any) -> Any:
 
 def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | None, seed: int | None) -> Any:
     """The scenario as this run plays it: under the user's connector config (its records
-    re-expressed for that config's converters), at the run's connector version and seed."""
-    from conformance import wire
-
-    from conformance import user_config
+    re-expressed for that config's converters, put on its topics with the fields it reads:
+    conformance.user_config.fit), at the run's connector version and seed."""
+    from conformance import user_config, wire
 
     changes: dict[str, Any] = {}
     if connector is not None:
