@@ -84,7 +84,8 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
         verdicts = [dataclasses.replace(v, status=UNKNOWN, message="the model gives constraints, not objects, for this "
                                         f"config ({exp.constraints_reason}); would otherwise be: {v.message}")
                     if v.status == PASS else v for v in verdicts]
+    # under constraints every verdict is unknown already, for that reason, not for want of objects
     return RunResult(scenario, spec, claim, obs, exp, verdicts, time.monotonic() - started, run_dir,
-                     untested=untested_reason(data))
+                     untested=None if exp.constraints is not None else untested_reason(data))
 
 
