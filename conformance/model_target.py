@@ -21,6 +21,7 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
     from conformance.claims import claim_for
     from conformance import wire
     from conformance.runner import RunResult, model_config
+    from conformance.untested import untested_reason
     from conformance.verdicts import PASS, UNKNOWN
     from reference_impl.contents import encode_view
     from reference_impl.model import expect
@@ -83,6 +84,8 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
         verdicts = [dataclasses.replace(v, status=UNKNOWN, message="the model gives constraints, not objects, for this "
                                         f"config ({exp.constraints_reason}); would otherwise be: {v.message}")
                     if v.status == PASS else v for v in verdicts]
-    return RunResult(scenario, spec, claim, obs, exp, verdicts, time.monotonic() - started, run_dir)
+    # under constraints every verdict is unknown already, for that reason, not for want of objects
+    return RunResult(scenario, spec, claim, obs, exp, verdicts, time.monotonic() - started, run_dir,
+                     untested=None if exp.constraints is not None else untested_reason(data))
 
 

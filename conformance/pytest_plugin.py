@@ -37,6 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for m in PROPERTY_MARKERS:
         config.addinivalue_line("markers", f"{m}: the {m.replace('_', '-')} property")
     config.addinivalue_line("markers", "sinkcheck: a sinkcheck conformance scenario")
+    _connector_config(config)  # a config sinkcheck cannot honour: one refusal (exit 4), not one error a test
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +79,12 @@ def sinkcheck_stack(sinkcheck_target: str, sinkcheck_session):  # noqa: ANN001 -
 
 @pytest.fixture(scope="session")
 def sinkcheck_connector(request: pytest.FixtureRequest) -> dict[str, str] | None:
-    path = request.config.getoption("--connector-config")
+    return _connector_config(request.config)
+
+
+def _connector_config(config: pytest.Config) -> dict[str, str] | None:
+    """--connector-config read and checked once (pytest_configure refuses it with exit 4)."""
+    path = config.getoption("--connector-config")
     if not path:
         return None
     from reference_impl.config import ConfigError, ConfigSyntaxError, load_config_text
@@ -87,6 +93,14 @@ def sinkcheck_connector(request: pytest.FixtureRequest) -> dict[str, str] | None
         _, cfg = load_config_text(Path(path).read_text(), path)
     except (OSError, ConfigSyntaxError, ConfigError) as e:
         raise pytest.UsageError(f"--connector-config {path}: {e}") from None
+    from conformance.claims import CONFLUENT_SEMANTICS
+    from conformance.targets import target_kind
+    from conformance.user_config import refusal
+
+    target = config.getoption("--target") or "pysink"
+    why = refusal(cfg, target.startswith("model") or target_kind(target) in CONFLUENT_SEMANTICS)
+    if why:
+        raise pytest.UsageError(f"--connector-config {path}: {why}")
     return cfg
 
 

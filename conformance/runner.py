@@ -18,9 +18,11 @@ from conformance import wire
 from conformance.connector_config import sink_config
 from conformance.puts import put_schedule
 from conformance.scenario import FaultStep, Scenario, ScenarioError
+from conformance.untested import untested_reason
+from conformance.user_config import unread_topics
 from conformance.targets import (connect_profile, data_key_glob_of, make_target, simulated, target_kind,
                                  translation_for, uploads_of, worker_converters)
-from conformance.verdicts import Verdict, overall
+from conformance.verdicts import PASS, UNKNOWN, Verdict, overall
 from reference_impl.config import SinkConfig
 from reference_impl.converters import ConverterError
 from reference_impl.expectation import Expectation
@@ -52,10 +54,14 @@ class RunResult:
     flaky: dict[str, Any] | None = None
     # seconds spent in each phase of the run (PHASES), for the search bench
     timings: dict[str, float] = field(default_factory=dict)
+    # why the run tested nothing (conformance.untested): no object to compare; its pass is unknown
+    untested: str | None = None
     status: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.status = overall(self.all_verdicts())
+        if self.untested and self.status == PASS:
+            self.status = UNKNOWN
 
     def all_verdicts(self) -> list[Verdict]:
         """The primary claim's verdicts, then those of each further claim."""
@@ -247,11 +253,14 @@ def needs_stack_alone(scenario: Scenario) -> bool:
 
 def on_shared_stack(scenario: Scenario, tag: str) -> Scenario:
     """The scenario with topics of its own on a broker that other runs use at the same time:
-    `tag` appended to each topic name (its topics, its records, a `topics` property)."""
+    `tag` appended to each topic name (its topics, its records, a `topics` property, and a
+    `topics.regex` property: it then matches what it matched with the tag after it)."""
     rename = {t: f"{t}{tag}" for t in scenario.topics}
     connector = dict(scenario.connector)
     if "topics" in connector:
         connector["topics"] = ",".join(rename.get(t.strip(), t.strip()) for t in connector["topics"].split(","))
+    if str(connector.get("topics.regex", "")).strip():
+        connector["topics.regex"] = f"(?:{connector['topics.regex'].strip()}){re.escape(tag)}"
     return replace(scenario, connector=connector, topics={rename[t]: n for t, n in scenario.topics.items()},
                    records=[{**r, "topic": rename.get(r["topic"], r["topic"])} for r in scenario.records])
 
@@ -382,6 +391,13 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         wire.check_realizable(scenario.connector, scenario.records, worker)
     except wire.NotRealizable as e:
         raise ScenarioError(f"{scenario.name}: not a scenario a real deployment could produce: {e}") from None
+    unread = unread_topics(sorted({r["topic"] for r in scenario.records}), scenario.connector)
+    if unread:
+        # a connector that reads none of them consumes nothing: no sink would be tested
+        raise ScenarioError(f"{scenario.name}: its records go to {', '.join(unread)}, which its connector config does "
+                            f"not read (topics={scenario.connector.get('topics', '')!r}, topics.regex="
+                            f"{scenario.connector.get('topics.regex', '')!r}); produce to the config's topics or give "
+                            "the scenario's topics in `topics`")
     to_produce = wire.records_to_produce(scenario.connector, scenario.records, worker)
     kind = target_kind(target_spec)
     translation = translation_for(target_spec, scenario.connector)
@@ -525,7 +541,8 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         verdicts = _tagged(claim, verdicts)
         others = [(c, _tagged(c, vs)) for c, vs in others]
     result = RunResult(scenario, target_spec, claim, observation, expectation, verdicts,
-                       time.monotonic() - started, run_dir, others, info, translation, fault_changes)
+                       time.monotonic() - started, run_dir, others, info, translation, fault_changes,
+                       untested=untested_reason(data))
     result.timings = dict(timer.spent)
     return result
 

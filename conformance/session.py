@@ -74,7 +74,7 @@ def only_properties(result: Any, props: set[str] | None) -> Any:
 
     r = result
     return RunResult(r.scenario, r.target, r.claim, r.observation, r.expectation,
-                     [v for v in r.verdicts if v.property in props], r.wall_s, r.run_dir)
+                     [v for v in r.verdicts if v.property in props], r.wall_s, r.run_dir, untested=r.untested)
 
 
 def selected(scenario: Any, spec: str, props: set[str] | None) -> bool:
@@ -253,18 +253,23 @@ def redacted_scenario(scenario: Any, redactor: Any) -> Any:
     return dataclasses.replace(scenario, connector=redactor.config(scenario.connector)) if redactor else scenario
 
 
-def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | None, seed: int | None) -> Any:
+def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | None, seed: int | None,
+            fit: bool = True) -> Any:
     """The scenario as this run plays it: under the user's connector config (its records
-    re-expressed for that config's converters), at the run's connector version and seed."""
-    from conformance import wire
+    re-expressed for that config's converters, put on its topics with the fields it reads:
+    conformance.user_config.fit, unless not `fit`: a gate's side plays its baseline's records),
+    at the run's connector version and seed."""
+    from conformance import user_config, wire
 
     changes: dict[str, Any] = {}
     if connector is not None:
-        changes["connector"] = dict(connector)
         try:
-            changes["records"] = wire.reexpress(scenario.records, scenario.connector, connector)
-        except wire.NotRealizable as e:
+            records = wire.reexpress(scenario.records, scenario.connector, connector)
+            fitted = dataclasses.replace(scenario, connector=dict(connector), records=records)
+            fitted = user_config.fit(fitted, connector) if fit else fitted
+        except (wire.NotRealizable, ValueError) as e:
             raise InputError(f"{scenario.name} under the given connector config: {e}") from None
+        changes.update(connector=fitted.connector, records=fitted.records, topics=fitted.topics, notes=fitted.notes)
     if version is not None and scenario.connector_version is None:
         changes["connector_version"] = version
     if seed is not None and scenario.seed is None:

@@ -217,6 +217,14 @@ def record_keys(draw: st.DrawFn, kind: str, seq: int, nullable: bool) -> Any:
     return text
 
 
+def plain_key(kind: str, seq: int) -> Any:
+    """The plainest non-null key of `kind` (what record_keys draws first when not null)."""
+    text = f"k{seq % 5}"
+    if kind == "json-schemas":
+        return {"schema": {"type": "string", "optional": True}, "payload": text}
+    return base64.b64encode(text.encode()).decode() if kind == "bytearray" else text
+
+
 HEADER_NAMES = ("h", "trace", "source")
 # header texts that come back as they are through SimpleHeaderConverter (no leading zeros, no
 # float, date or JSON-like text, no "null": those it parses into other types)

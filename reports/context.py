@@ -171,6 +171,8 @@ def config_summary(connector: dict[str, str]) -> str:
 
 def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
     """The JSON form of one run (redacted): scenario × target with every property's verdict."""
+    from conformance.user_config import mapping_note
+
     key = id(result)
     if key in ctx._entries:
         return ctx._entries[key]
@@ -196,6 +198,8 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "origin": ctx.origins.get(run_dir, "named"),
         "target": result.target,
         "status": result.status,
+        # why the run tested nothing (no object to compare): its pass is unknown
+        "untested": getattr(result, "untested", None),
         "claim": {"name": result.claim.name, "properties": sorted(result.claim.properties),
                   "naming": result.claim.naming, "reasons": list(result.claim.reasons)},
         "seed": sc.seed,
@@ -212,6 +216,9 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "scenario_file": scenario_file,
         "replay": getattr(result, "reproduce", None) or replay_command(scenario_file, result.target),
         "steps": sc.steps(),
+        "notes": sc.notes,
+        # how the scenario's topics were put onto a user's connector config's (conformance.user_config)
+        "topic_mapping": mapping_note(sc),
         "verdicts": verdicts,
         "objects": observed_objects(result, data),
         "records_read": records_read(result, data),

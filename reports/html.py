@@ -301,6 +301,8 @@ def _runs(entries: list[dict[str, Any]]) -> str:
         out.append(f'<details class="run" data-status="{escape(e["status"])}"{" open" if e["status"] == "fail" else ""}>'
                    f'<summary>{_badge(e["status"])} <b>{escape(e["scenario"])}</b> on {escape(e["target"])} · {e["records"]} records · '
                    f'{e["wall_s"]:.2f}s · {escape(e["origin"])}</summary><p>{vs}</p>'
+                   + (f'<p><b>tested nothing</b>: {escape(e["untested"])}</p>' if e.get("untested") else "")
+                   + (f'<p class="muted">{escape(e["topic_mapping"])}</p>' if e.get("topic_mapping") else "") +
                    f'{timeline_svg(e["timeline"], f"timeline-{i}")}'
                    f'<p class="muted">config: {escape(e["config_summary"])}</p>{_translation(e)}'
                    f'<details><summary>verdict messages</summary><pre>' +

@@ -35,8 +35,13 @@ def cmd_model(args: argparse.Namespace) -> int:
     from sinkcheck.terminal import PLAIN_TICK_S, Terminal
 
     out_file(args.out)
+    from reference_impl.config import load_config_text
+    from sinkcheck.options import refuse_unhonoured
+
+    text = _read(args.config, "connector config")
     try:
-        cfg = parse_config(_read(args.config, "connector config"), version=args.connector_version)
+        refuse_unhonoured(load_config_text(text, args.config)[1], args.config, converted=False)
+        cfg = parse_config(text, version=args.connector_version)
     except ConfigSyntaxError as e:
         raise UsageError(f"{args.config}: malformed JSON at line {e.line}, column {e.column}: {str(e).split(': ', 2)[-1]}") from None
     except ConfigError as e:
@@ -210,6 +215,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"  {mark} {v.property:<18} {claimed:<8} {v.message}")
     if result.failed():
         print(failure_block(result))
+    if result.untested:
+        print(f"  tested nothing: {result.untested}")
     print(f"{result.status.upper()}: {target} on {scenario.name} in {result.wall_s:.1f}s "
           f"(claim {result.claim.name}); logs in {out}")
     return {"pass": Exit.OK, "fail": Exit.FAILED, "unknown": Exit.UNKNOWN}[result.status]

@@ -158,6 +158,7 @@ def validate_for_target(cfg: dict[str, str], target: str, version: str | None,
     from reference_impl.versions import VersionError
 
     kind = "confluent" if target.startswith("model@") else target_kind(target)
+    refuse_unhonoured(cfg, what, kind in CONFLUENT_SEMANTICS)
     if kind not in CONFLUENT_SEMANTICS:
         return
     try:
@@ -167,6 +168,24 @@ def validate_for_target(cfg: dict[str, str], target: str, version: str | None,
     except VersionError as e:
         raise UsageError(f"connector version: {e}") from None
     warn_config(cfg, what)
+    if kind == "pysink":  # what the Python sink cannot write is refused here, not once per scenario
+        from adapters.pysink.errors import SinkConfigError
+        from adapters.pysink.settings import SinkSettings
+
+        try:
+            SinkSettings.from_config({"s3.bucket.name": "sinkcheck", "flush.size": "1", **cfg})
+        except SinkConfigError as e:
+            raise UsageError(f"{what} is rejected by the Python sink ({target}): {e}") from None
+
+
+def refuse_unhonoured(cfg: dict[str, str], where: str, s3_sink: bool = True, converted: bool = True) -> None:
+    """conformance.user_config.refusal as a usage error (exit 4): what the config asks that
+    sinkcheck cannot honour, one message before anything runs (`model`, `run`, `gate`, `replay`)."""
+    from conformance.user_config import refusal
+
+    why = refusal(cfg, s3_sink, converted)
+    if why:
+        raise UsageError(f"{where}: {why}")
 
 
 def load_preflight(path: str | None) -> list[dict[str, Any]] | None:

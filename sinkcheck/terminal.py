@@ -89,13 +89,20 @@ class Terminal:
 
 
 
+# runs that tested nothing named one by one before the summary line
+UNTESTED_SHOWN = 10
+
+
 def exit_for(results: list[Any], errors: list[dict[str, Any]]) -> Exit:
     if errors:
         return Exit.INTERNAL
+    from conformance.untested import dominated
+
     statuses = {r.status for r in results}
     if "fail" in statuses:
         return Exit.FAILED
-    if "unknown" in statuses:
+    # a run that tested nothing is unknown, but ends the command unknown only where such runs dominate
+    if any(r.status == "unknown" and not getattr(r, "untested", None) for r in results) or dominated(results):
         return Exit.UNKNOWN
     return Exit.OK
 
@@ -119,16 +126,28 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
             term.out(f"UNKNOWN {r.scenario.name} on {r.target}: {why or 'no verdict'}")
     for e in errors:
         term.out(f"ERROR {e['scenario']} on {e['target']}: {e['error']}\n  scenario: {e.get('scenario_file')}")
+    from conformance.untested import dominated, summary
+
+    untested = [r for r in results if getattr(r, "untested", None) and r.status != "fail"]
+    for r in untested[:UNTESTED_SHOWN]:
+        term.out(f"TESTED NOTHING {r.scenario.name} on {r.target}: {r.untested}")
+    if len(untested) > UNTESTED_SHOWN:
+        term.out(f"TESTED NOTHING … and {len(untested) - UNTESTED_SHOWN} more runs (results.json: \"untested\")")
     n_fail = sum(1 for r in results if r.status == "fail")
     n_unk = sum(1 for r in results if r.status == "unknown")
     n_pass = sum(1 for r in results if r.status == "pass")
     code = exit_for(results, errors)
     word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.UNKNOWN: "UNKNOWN", Exit.INTERNAL: "ERROR"}[code]
+    n_untested, why = summary(untested)
+    nothing = f" ({n_untested} tested nothing: {why}{' …' if n_untested > 1 else ''})" if n_untested else ""
     if interrupted:
         term.out(interrupted)
         word = f"INTERRUPTED ({word} so far)"
-    term.out(f"{word}: {len(results)} runs: {n_pass} passed, {n_fail} failed, {n_unk} unknown, {len(errors)} errors "
-             f"in {elapsed:.1f}s · seed {seed} · profile {profile}{extra}")
+    term.out(f"{word}: {len(results)} runs: {n_pass} passed, {n_fail} failed, {n_unk} unknown{nothing}, "
+             f"{len(errors)} errors in {elapsed:.1f}s · seed {seed} · profile {profile}{extra}")
+    if dominated(results):
+        term.out(f"  most runs ({n_untested} of {len(results)}) tested nothing: this is no result for the sink; "
+                 "fix what the reason above names (the config, the topics, the records) and run again")
     for k, p in paths.items():
         term.out(f"  {k:<5} {p}")
 

@@ -1,0 +1,197 @@
+"""A user's own connector config read one way on every target (conformance.user_config), and
+runs that tested nothing (conformance.untested): the example configs under
+examples/user-configs each give objects and verdicts on them, or one exit-4 refusal saying what
+to change; never a pass over zero objects."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.named import ALL_NAMED
+from conformance.runner import on_shared_stack, run_scenario
+from conformance.scenario import ScenarioError
+from conformance.session import prepare
+from conformance.user_config import fit, refusal, topic_mapping, with_fields
+from reference_impl.config import load_config_text
+from sinkcheck.cli import main
+from sinkcheck.exitcodes import Exit
+
+CONFIGS = Path(__file__).resolve().parent.parent / "examples" / "user-configs"
+SCENARIO = "rotate-interval-table"
+
+
+def _config(name: str) -> dict[str, str]:
+    return load_config_text((CONFIGS / f"{name}.json").read_text())[1]
+
+
+def _run(tmp_path: Path, name: str, target: str = "pysink", *extra: str) -> tuple[int, list[dict]]:
+    out = tmp_path / name
+    code = main(["run", "--target", target, "--connector-config", str(CONFIGS / f"{name}.json"), "--scenario", SCENARIO,
+                 "--examples", "2", "--seed", "5", "--no-preflight", "--no-save-failures", "--failures-dir",
+                 str(tmp_path / "failures"), "--out", str(out), *extra])
+    doc = json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else {"results": []}
+    return code, doc["results"]
+
+
+@pytest.mark.parametrize("name", ["default-topics-orders", "timebased-dt-seoul", "field-dt"])
+def test_user_config_runs_write_objects_judged_on_pysink(tmp_path, name):
+    code, results = _run(tmp_path, name)
+    assert code == Exit.OK, [(r["scenario"], r["status"], r.get("untested")) for r in results]
+    assert len(results) == 3
+    for r in results:
+        assert r["objects"], f"{r['scenario']}: no object written"
+        assert r["status"] == "pass" and r["untested"] is None
+        topic = _config(name)["topics"]
+        assert all(o["key"].startswith(f"topics/{topic}/") for o in r["objects"]), r["objects"][:2]
+        assert {v["status"] for v in r["verdicts"] if v["claimed"]} == {"pass"}
+
+
+def test_records_go_to_the_configs_topic_and_the_report_says_how(tmp_path):
+    _, results = _run(tmp_path, "default-topics-orders")
+    named = next(r for r in results if r["scenario"] == SCENARIO)
+    assert "scenario topic events → orders" in named["notes"]
+    assert len(named["objects"]) == 5  # flush.size=1: one object per record, all on orders
+
+
+def test_R6_5_records_carry_the_field_record_field_reads(tmp_path):
+    _, results = _run(tmp_path, "timebased-dt-seoul")
+    named = next(r for r in results if r["scenario"] == SCENARIO)
+    # 2024-01-31T15:00Z is 2024-02-01 in Seoul: the day comes from `dt`, read in the config's zone
+    assert [o["key"] for o in named["objects"]] == ["topics/events/year=2024/month=02/day=01/events+0+0000000000.json"]
+
+
+def test_R6_2_field_partitioner_on_dt_partitions_by_the_field(tmp_path):
+    _, results = _run(tmp_path, "field-dt")
+    named = next(r for r in results if r["scenario"] == SCENARIO)
+    assert {o["key"].split("/")[2] for o in named["objects"]} == {"dt=2024-01-31"}
+
+
+def test_parquet_with_schemas_writes_objects_through_the_model(tmp_path):
+    code, results = _run(tmp_path, "parquet-json-schemas", "model@12.1.9")
+    assert code == Exit.OK and results
+    assert all(r["objects"] and r["objects"][0]["key"].endswith(".parquet") for r in results)
+
+
+@pytest.mark.parametrize("name, says", [
+    ("parquet-json-no-schemas", "set value.converter=org.apache.kafka.connect.json.JsonConverter and "
+                                "value.converter.schemas.enable=true"),
+    ("debezium-transforms", "remove `transforms` and the `transforms.*` properties"),
+    ("parquet-json-schemas", "the Python sink writes JsonFormat and ByteArrayFormat values only"),
+])
+def test_what_sinkcheck_cannot_honour_is_one_exit_4_refusal(tmp_path, capsys, name, says):
+    code, results = _run(tmp_path, name, "pysink", "--examples", "0")
+    err = capsys.readouterr().err
+    assert code == Exit.USAGE and not results
+    assert says in err and err.count("sinkcheck run:") == 1 and "Traceback" not in err
+
+
+def test_model_run_gate_and_replay_refuse_the_same_transforms(tmp_path, capsys):
+    cfg = CONFIGS / "debezium-transforms.json"
+    records = Path(__file__).resolve().parent.parent / "examples" / "records.jsonl"
+    assert main(["model", "--config", str(cfg), "--records", str(records), "--out", str(tmp_path / "m.json")]) == Exit.USAGE
+    assert main(["gate", "--baseline", "model@12.1.9", "--candidate", "model@12.1.9", "--connector-config", str(cfg),
+                 "--examples", "0", "--out", str(tmp_path / "g")]) == Exit.USAGE
+    sc = dataclasses.replace(ALL_NAMED[SCENARIO](), connector=_config("debezium-transforms"))
+    sc.save(tmp_path / "sc.json")
+    assert main(["replay", str(tmp_path / "sc.json"), "--target", "pysink", "--out", str(tmp_path / "r")]) == Exit.USAGE
+    err = capsys.readouterr().err
+    assert err.count("io.debezium.transforms.ExtractNewRecordState") == 3
+
+
+def test_refusal_names_the_property_and_what_to_do():
+    assert "value.converter=io.confluent.connect.avro.AvroConverter" in refusal(
+        {"value.converter": "io.confluent.connect.avro.AvroConverter"})
+    assert "partitioner.class=com.acme.RegionPartitioner" in refusal({"partitioner.class": "com.acme.RegionPartitioner"})
+    assert "reads partition.field.name from a Struct" in refusal({
+        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner", "partition.field.name": "dt",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"})
+    assert refusal(_config("field-dt")) is None and refusal(_config("timebased-dt-seoul")) is None
+
+
+def test_topic_mapping_onto_topics_and_topics_regex():
+    assert topic_mapping(["a", "b", "c"], {"topics": "x,y"}) == {"a": "x", "b": "y", "c": "x"}
+    assert topic_mapping(["orders"], {"topics": "orders"}) == {"orders": "orders"}
+    m = topic_mapping(["events"], {"topics.regex": "orders-.*"})
+    assert m["events"].startswith("orders-")
+    assert topic_mapping(["events"], {"topics.regex": r"cdc\.inventory\.orders"}) == {"events": "cdc.inventory.orders"}
+    assert topic_mapping(["events"], {}) == {"events": "events"}
+
+
+def test_tags_on_a_shared_stack_follow_the_mapped_topics_and_the_regex():
+    sc = prepare(ALL_NAMED[SCENARIO](), connector={**ALL_NAMED[SCENARIO]().connector, "topics.regex": "orders-.*"},
+                 version=None, seed=None)
+    tagged = on_shared_stack(sc, "-r7")
+    import re
+
+    regex = re.compile(tagged.connector["topics.regex"])
+    assert all(regex.fullmatch(r["topic"]) for r in tagged.records)
+    assert set(tagged.topics) == {r["topic"] for r in tagged.records}
+    assert not regex.fullmatch(next(iter(sc.topics)))  # the untagged name is another run's
+
+
+def test_struct_fields_nested_and_several():
+    cfg = {"partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+           "partition.field.name": "meta.region,dt", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+           "value.converter.schemas.enable": "true", "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    [r] = with_fields([{"topic": "t", "partition": 0, "timestamp": 1706713200000, "key": "k",
+                        "value": {"schema": None, "payload": {"seq": 3, "ts": 1}}}], cfg)
+    assert r["value"]["schema"]["type"] == "struct"
+    assert r["value"]["payload"]["meta"] == {"region": "2024-01-31"} and r["value"]["payload"]["seq"] == 3
+    names = [f["field"] for f in r["value"]["schema"]["fields"]]
+    assert names == ["seq", "ts", "meta", "dt"]
+
+
+def test_fit_is_idempotent():
+    cfg = _config("timebased-dt-seoul")
+    once = prepare(ALL_NAMED[SCENARIO](), connector=cfg, version=None, seed=None)
+    assert fit(once, cfg) == once
+
+
+def test_records_to_topics_the_config_does_not_read_are_refused(tmp_path):
+    sc = dataclasses.replace(ALL_NAMED[SCENARIO](), connector={**ALL_NAMED[SCENARIO]().connector, "topics": "orders"})
+    with pytest.raises(ScenarioError, match="its records go to events, which its connector config does not read"):
+        run_scenario(sc, "pysink", tmp_path)
+
+
+def test_a_run_whose_task_dies_at_its_first_record_is_unknown_not_pass(tmp_path):
+    """The records lack the field RecordField reads (played as they are, not fitted): the task
+    dies at offset 0, nothing is written, and every checker would pass on the empty bucket."""
+    base = ALL_NAMED[SCENARIO]()
+    sc = dataclasses.replace(base, connector={**base.connector, "timestamp.extractor": "RecordField",
+                                              "timestamp.field": "dt"})
+    r = run_scenario(sc, "pysink", tmp_path)
+    assert all(v.status == "pass" for v in r.verdicts if v.claimed)
+    assert r.status == "unknown" and "the task died at offset 0" in r.untested
+
+
+def test_the_summary_counts_runs_that_tested_nothing_and_a_dominated_run_says_so(tmp_path, capsys):
+    from reports.redact import Redactor
+    from sinkcheck.terminal import Terminal, exit_for, print_outcome
+
+    base = ALL_NAMED[SCENARIO]()
+    dead = dataclasses.replace(base, connector={**base.connector, "timestamp.extractor": "RecordField",
+                                                "timestamp.field": "dt"})
+    results = [run_scenario(dead, "pysink", tmp_path / "a"), run_scenario(dead, "pysink", tmp_path / "b"),
+               run_scenario(base, "pysink", tmp_path / "c")]
+    print_outcome(Terminal(Redactor.from_configs(None)), results, [], {}, 0, "ci", 1.0)
+    out = capsys.readouterr().out
+    assert "1 passed, 0 failed, 2 unknown (2 tested nothing: the task died at offset 0" in out
+    assert "most runs (2 of 3) tested nothing" in out
+    assert exit_for(results, []) == Exit.UNKNOWN
+
+
+def test_the_pytest_plugin_refuses_the_same_config_once(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs", "conformance.suite",
+                        "--target=pysink", f"--connector-config={CONFIGS / 'debezium-transforms.json'}", "-k", SCENARIO],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(root)})
+    assert p.returncode == 4, p.stdout[-2000:] + p.stderr[-2000:]
+    assert (p.stdout + p.stderr).count("io.debezium.transforms.ExtractNewRecordState") == 1
