@@ -106,6 +106,10 @@ def produce_records(producer: Any, records: Sequence[RecordToProduce], timeout_s
         return done
 
     for i, r in enumerate(records):
+        if r.timestamp == 0:  # librdkafka sends a timestamp of 0 as the time of sending
+            raise TargetError(f"record #{i} ({r.topic}-{r.partition}) has timestamp 0, which librdkafka, sinkcheck's "
+                              "producer, replaces with the current time: give it a timestamp of 1 or later")
+    for i, r in enumerate(records):
         kw = {"timestamp": r.timestamp} if r.timestamp is not None else {}
         while True:
             try:

@@ -49,7 +49,8 @@ def pre_1970_daily_size_and_interval(base: dict[str, str]) -> Scenario:
     cfg = {**base, "flush.size": "2", "rotate.interval.ms": "3000", "partitioner.class": PARTITIONER + "DailyPartitioner",
            "locale": "en-US", "timezone": "America/New_York", "timestamp.extractor": "Record"}
     # 2000 comes late: 4400 ms before its window's base, which never rotates (R3.2)
-    times = [0, 1000, 2500, 3500, 4000, 6000, 6400, 2000, 9500, 17_999_999, 18_000_000, 18_001_000]
+    # the first record 1 ms past the epoch: librdkafka sends a timestamp of 0 as "now"
+    times = [1, 1000, 2500, 3500, 4000, 6000, 6400, 2000, 9500, 17_999_999, 18_000_000, 18_001_000]
     return Scenario("pre-1970-daily-size-and-interval", cfg, {"events": 1},
                     [_rec(i, t, t) for i, t in enumerate(times)], notes="R6.3 before 1970, R3.1, R3.2")
 
@@ -119,12 +120,14 @@ def _tombstones(n: int, nulls: tuple[int, ...], ts: Callable[[int], Any]) -> lis
 def tombstones_amid_interval_rotation(base: dict[str, str]) -> Scenario:
     """HourlyPartitioner, Record extractor, rotate.interval.ms=60000, behavior.on.null.values=
     write: tombstones go to their own partition (R6.7), and a change to or from it does not
-    rotate (R3.3, 12.1.0+), so the values of the hour stay in one file beside the tombstones'."""
+    rotate (R3.3, 12.1.0+), so the values of the hour stay in one file beside the tombstones'; a
+    last record a minute later closes the window (R3.2), which commits both files (R3.1)."""
     cfg = {**base, "flush.size": "100", "rotate.interval.ms": "60000", "partitioner.class": PARTITIONER + "HourlyPartitioner",
            "locale": "en-US", "timezone": "UTC", "timestamp.extractor": "Record", "behavior.on.null.values": "write",
            "store.kafka.keys": "true", "keys.format.class": base["format.class"]}
+    closing = _rec(9, PUBLIC_T + 70_000, PUBLIC_T + 70_000)
     return Scenario("tombstones-amid-interval-rotation", cfg, {"events": 1},
-                    _tombstones(9, (2, 5, 6), lambda i: PUBLIC_T + i * 1000), notes="R3.3, R6.7, R12.3")
+                    _tombstones(9, (2, 5, 6), lambda i: PUBLIC_T + i * 1000) + [closing], notes="R3.3, R6.7, R12.3, R3.2")
 
 
 def tombstones_amid_record_field_windows(base: dict[str, str]) -> Scenario:

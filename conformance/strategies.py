@@ -431,8 +431,8 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
         else:
             value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, schema, table, zone))
         # a Kafka record timestamp is never negative (a value's time field can be): one before
-        # 1970 keeps its time of day on 1970-01-01
-        out.append({"topic": t, "partition": p, "timestamp": ts % 86_400_000 if ts < 0 else ts,
+        # 1970 keeps its time of day on 1970-01-01; and never 0, which librdkafka sends as "now"
+        out.append({"topic": t, "partition": p, "timestamp": max(1, ts % 86_400_000 if ts < 0 else ts),
                     "key": draw(values.record_keys(key_kind, seq, null_keys)), "value": value,
                     "headers": draw(values.header_lists(seq, headers_stored))})
     return first_written(out, keys_stored, headers_stored, fatal_nulls, key_kind)

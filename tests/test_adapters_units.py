@@ -332,3 +332,19 @@ def test_a_rebalance_callbacks_error_reaches_the_task_as_an_exception():
         sink.poll_once()
     sink.consumer.on_assign = sink._guarded(lambda c, ps: None)
     sink.poll_once()  # the kept error was raised once, then cleared
+
+
+def test_a_record_with_timestamp_0_is_refused_before_librdkafka_sends_it_as_now():
+    """librdkafka (sinkcheck's producer) replaces a timestamp of 0 with the time of sending, so
+    such a record would land in today's buckets: the producer refuses it naming the record. No
+    broker is involved: the refusal comes before the first produce call."""
+    from adapters.produce import produce_records
+    from adapters.target import RecordToProduce, TargetError
+
+    class NoProducer:
+        def produce(self, *a, **kw):
+            raise AssertionError("nothing may be produced")
+
+    with pytest.raises(TargetError, match=r"record #1 \(orders-0\) has timestamp 0"):
+        produce_records(NoProducer(), [RecordToProduce("orders", 0, 1, b"k", b"v"),
+                                       RecordToProduce("orders", 0, 0, b"k", b"v")])
