@@ -1,4 +1,4 @@
-"""How the suite names and reads Aiven's S3 sink 3.4.2 objects (conformance.objects), pinned to
+"""How the suite names and reads Aiven's S3 sink 3.4.2 objects (conformance.judging.objects), pinned to
 its source (Aiven-Open/cloud-storage-connectors-for-apache-kafka v3.4.2): FileNameFragment.getFilename
 adds `.avro` and the compression's extension to the default template only; S3SinkTask.oldFullKey
 makes the legacy names of `aws.s3.prefix`; `file.name.prefix` is no key of the S3 sink; the
@@ -14,9 +14,9 @@ import json
 import pyarrow as pa
 import zstandard
 
-from adapters.connectors import PROFILES, translate
-from conformance.claims import claim_for
-from conformance.objects import aiven_groups_by_key, aiven_key, aiven_rows, decode_aiven, decompress
+from adapters.connect.profiles import PROFILES, translate
+from conformance.judging.claims import claim_for
+from conformance.judging.objects import aiven_groups_by_key, aiven_key, aiven_rows, decode_aiven, decompress
 
 
 def test_the_default_template_gets_the_compressions_extension_and_avros():
@@ -94,7 +94,7 @@ def test_a_scenario_is_translated_to_aivens_keys():
 # --- Lenses' S3 sink (stream-reactor 11.7.2): its KCQL, names and objects ---------------------
 
 def test_lenses_kcql_gets_the_runs_bucket_and_topic_and_a_scenario_becomes_kcql():
-    from adapters.connectors import S3Location, fill_config
+    from adapters.connect.profiles import S3Location, fill_config
 
     t = translate({"topics": "events", "flush.size": "4", "s3.bucket.name": "sinkcheck",
                    "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
@@ -108,8 +108,8 @@ def test_lenses_kcql_gets_the_runs_bucket_and_topic_and_a_scenario_becomes_kcql(
 
 
 def test_lenses_names_and_claim():
-    from conformance.lenses_checks import lenses_prefix
-    from conformance.objects import decode_lenses, lenses_key
+    from conformance.judging.checks.lenses import lenses_prefix
+    from conformance.judging.objects import decode_lenses, lenses_key
 
     assert lenses_key("out", "events", 2, 99, 1000, 2000, "json") == "out/events/2/000000000099_1000_2000.json"
     cfg = {"connect.s3.kcql": "INSERT INTO b:out SELECT * FROM `t` STOREAS `JSON` PROPERTIES('flush.count'=3)"}
@@ -131,8 +131,8 @@ def test_a_tombstone_in_an_aiven_object_holds_no_record():
 def test_an_s3_rule_on_a_lenses_data_file_goes_on_its_staged_putobject():
     """Lenses stages each data file with one PutObject under .temp-upload/ and copies it into
     place: a rule on out/* never fires (seen in `sinkcheck run --profile ci`)."""
-    from conformance.named import SUITE
-    from conformance.runner import faults_for_target
+    from conformance.catalog.named import SUITE
+    from conformance.playing.runner import faults_for_target
 
     steps, _ = faults_for_target(SUITE["retriable-503-on-upload"](), "kafka-connect:lenses@11.7.2")
     assert [f.params["key"] for f in steps if f.kind == "s3"] == [".temp-upload/*"]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object, StatusSample
-from conformance.checkers import CHECKS, RunData, run_checks
-from conformance.claims import C1, claim_for
-from conformance.scenario import FaultStep, Scenario
-from conformance.verdicts import FAIL, PASS, UNKNOWN, overall
+from conformance.judging.checks.run import CHECKS, RunData, run_checks
+from conformance.judging.claims import C1, claim_for
+from conformance.inputs.scenario import FaultStep, Scenario
+from conformance.judging.verdicts import FAIL, PASS, UNKNOWN, overall
 from reference_impl.config import parse_config
 from reference_impl.connect_data import SinkRecord
-from reference_impl.model import expect
+from reference_impl.engine.model import expect
 
 CONFIG = {"format.class": "io.confluent.connect.s3.format.json.JsonFormat", "flush.size": "3",
           "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b",
@@ -128,7 +128,7 @@ def test_multipart_hygiene_is_not_claimed_when_a_sink_is_killed():
 
 
 def test_a_crashing_checker_is_unknown_and_hides_nothing(monkeypatch):
-    import conformance.checkers as c
+    import conformance.judging.checks.run as c
 
     def boom(d):
         raise RuntimeError("kaput")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from conformance.named import BASE, _small
-from conformance.scenario import FaultStep
-from conformance.strategies import CONFLUENT_FORMATS, scenarios, that_can_fire, uploads_after
+from conformance.catalog.named import BASE, _small
+from conformance.inputs.scenario import FaultStep
+from conformance.generators.strategies import CONFLUENT_FORMATS, scenarios, that_can_fire, uploads_after
 
 
 def _steps(kinds):

@@ -10,15 +10,15 @@ import pytest
 
 from adapters.observation import Observation, PutSample
 from adapters.pysink.timestamps import _parse_ts_string
-from conformance.generation import generated_scenarios
-from conformance.named import KILL_SCENARIOS
-from conformance.puts import put_schedule
-from conformance.runner import run_scenario
-from conformance.session import PROFILES, SIMULATED_EXAMPLES
-from conformance.strategies import ZONES
-from conformance.values import OFFSETLESS_FORMS, TS_TEXT_FORMS, ts_text
+from conformance.playing.generated import generated_scenarios
+from conformance.catalog.named import KILL_SCENARIOS
+from conformance.playing.puts import put_schedule
+from conformance.playing.runner import run_scenario
+from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
+from conformance.generators.strategies import ZONES
+from conformance.generators.values import OFFSETLESS_FORMS, TS_TEXT_FORMS, ts_text
 from reference_impl.connect_data import SinkRecord
-from reference_impl.model import PutSpec
+from reference_impl.engine.model import PutSpec
 from reference_impl.partitioning import parse_timestamp_string
 
 TIME = ("TimeBasedPartitioner", "HourlyPartitioner", "DailyPartitioner")

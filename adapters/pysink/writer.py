@@ -1,7 +1,7 @@
 """One topic-partition's writer: R2.2's loop over its records, and the multipart upload of each
 object it writes (R7.1).
 
-The faulty variants (adapters/pysink/variants.py) are subclasses of `Writer`: the methods they
+The faulty variants (adapters/pysink/targets/variants.py) are subclasses of `Writer`: the methods they
 override each carry one rule of the spec, and their bodies here are the correct behaviour.
 """
 from __future__ import annotations
