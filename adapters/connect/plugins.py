@@ -32,7 +32,7 @@ from typing import Callable, Iterator, Sequence
 
 from adapters.target import TargetError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
 
 

@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-POM = Path(__file__).resolve().parent / "jvm" / "pom.xml"
+POM = Path(__file__).resolve().parents[1] / "jvm" / "pom.xml"
 STAMP = ".sinkcheck-stamp"
 
 
