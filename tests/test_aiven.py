@@ -32,7 +32,7 @@ def _run(name, results):
 
 
 def _seqs(r) -> list[int]:
-    from conformance.judging.checks.run import RunData
+    from conformance.judging.checks.base import RunData
 
     d = RunData(r.scenario, r.target, r.observation, r.claim, None, None, sent=dict(r.scenario.connector))
     return sorted(s for o in d.value_objects(r.observation.final_bucket) for s in d.seqs(o) or [])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object, StatusSample
-from conformance.judging.checks.run import CHECKS, RunData, run_checks
+from conformance.judging.checks.base import CHECKS, RunData
+from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import C1, claim_for
 from conformance.inputs.scenario import FaultStep, Scenario
 from conformance.judging.verdicts import FAIL, PASS, UNKNOWN, overall

@@ -105,7 +105,8 @@ def test_R12_1_another_partitions_records_produced_after_a_fatal_null_may_be_wri
     real Confluent 12.1.9 did so (`--profile default --seed 13085452`, generated-003: orders-1's
     file of offsets 8-9). The model's files bound that partition from below only."""
     from adapters.observation import BucketSample, Observation, S3Object, StatusSample
-    from conformance.judging.checks.run import RunData, run_checks
+    from conformance.judging.checks.base import RunData
+    from conformance.judging.checks.run import run_checks
     from conformance.judging.claims import claim_for
     from reference_impl.config import parse_config
     from reference_impl.connect_data import SinkRecord

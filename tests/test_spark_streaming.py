@@ -17,7 +17,8 @@ from adapters.spark_streaming.logs import (LogFormatError, parse_log_file, parse
 from adapters.spark_streaming.target import SparkStreamingTarget, spark_config
 from adapters.processes.stack import child_pids, listening_ports
 from adapters.target import Fault, TargetError
-from conformance.judging.checks.run import RunData, run_checks
+from conformance.judging.checks.base import RunData
+from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claim_for, claims_for
 from conformance.inputs.scenario import FaultStep, Scenario
 

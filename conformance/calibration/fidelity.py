@@ -24,7 +24,8 @@ from typing import Any
 
 from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, S3Object, StatusSample
 from conformance.inputs import wire
-from conformance.judging.checks.run import RunData, run_checks
+from conformance.judging.checks.base import RunData
+from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claims_for
 from conformance.inputs.scenario import Scenario
 from conformance.inputs.targets import target_kind, worker_converters

@@ -17,7 +17,8 @@ def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
     (wall-clock rotation gives constraints, not objects: unknown)."""
     from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord,
                                       S3Object, StatusSample)
-    from conformance.judging.checks.run import RunData, run_checks
+    from conformance.judging.checks.base import RunData
+    from conformance.judging.checks.run import run_checks
     from conformance.judging.claims import claim_for
     from conformance.inputs import wire
     from conformance.playing.runner import RunResult, model_config

@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 from adapters.observation import FaultEvent, Observation
 from adapters.target import Fault, Target, TargetInfo
-from conformance.judging.checks.run import RunData, run_checks
+from conformance.judging.checks.base import RunData
+from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import (C1, CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim, claims_for,
     fatal_error_inside_complete, null_stops_task)
 from conformance.inputs import wire

@@ -9,7 +9,7 @@ import base64
 from datetime import datetime, timezone
 from typing import Any
 
-from conformance.judging.checks.run import RunData, _at, _verdict
+from conformance.judging.checks.base import RunData, _at, _verdict
 from conformance.judging.objects import aiven_groups_by_key, aiven_key, aiven_records
 from conformance.judging.verdicts import UNKNOWN, Verdict, Witness
 from reference_impl.connect_data import SinkRecord

@@ -1,6 +1,7 @@
 """The checkers of the bucket's layout: every key the connector's name for its first record
 (R5.1), objects within the rotation rules and every record in the model's file (R3), object
-counts within the model's bound (P-FILE-COUNT). Registered in conformance.judging.checks.run' registry.
+counts within the model's bound (P-FILE-COUNT), no multipart upload left open after quiet
+(P-MPU-HYGIENE). Registered in the checkers' registry (conformance.judging.checks.base).
 
 A record in another file than the model's is the witness of a bucket, key or file boundary one
 unit off: the record (with its time), the key the model puts it in and the key it is in.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.judging.checks.run import TP, RunData, _at, _past_fatal_null, _tp_name, _verdict, check
+from conformance.judging.checks.base import TP, RunData, _at, _past_fatal_null, _tp_name, _verdict, check
 from conformance.judging.verdicts import UNKNOWN, Verdict, Witness
 from reference_impl.connect_data import SinkRecord
 
@@ -159,3 +160,12 @@ def _record_time(d: RunData, record: SinkRecord | None) -> str:
             pass
     return text
 
+
+# what the bucket must not hold after quiet
+@check("multipart-hygiene", "P-MPU-HYGIENE")
+def multipart_hygiene(d: RunData) -> Verdict:
+    final = d.observation.final_bucket
+    uploads = list(final.open_uploads) if final else []
+    w = [Witness("leaked-upload", keys=(k,), observed=u, explanation="an incomplete multipart upload is left after quiet")
+         for k, u in uploads]
+    return _verdict("multipart-hygiene", w, "no incomplete multipart uploads after quiet", f"{len(w)} multipart uploads leaked")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.judging.checks.run import RunData, _at, _verdict
+from conformance.judging.checks.base import RunData, _at, _verdict
 from conformance.judging.objects import lenses_format, lenses_key
 from conformance.judging.verdicts import Verdict, Witness
 

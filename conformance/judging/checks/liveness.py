@@ -1,9 +1,9 @@
 """The liveness checker: the sink ended running (or died where the model's task dies too), and
 a table sink committed each record within its commit interval and timeout. Registered in
-conformance.judging.checks.run' registry, last."""
+the checkers' registry (conformance.judging.checks.base), last."""
 from __future__ import annotations
 
-from conformance.judging.checks.run import RunData, _verdict, check
+from conformance.judging.checks.base import RunData, _verdict, check
 from conformance.judging.verdicts import PASS, Verdict, Witness
 
 
