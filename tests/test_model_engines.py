@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from conformance.generators.strategies import connector_configs, put_schedules, record_streams
+from conformance.generators.configs import connector_configs
+from conformance.generators.records import put_schedules, record_streams
 from reference_impl.config import ConfigError, parse_config
 from reference_impl.engine.model import PutSpec, expect, parse_records_lines
 

@@ -8,7 +8,8 @@ import numpy as np
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conformance.generators.strategies import connector_configs, put_schedules, record_streams
+from conformance.generators.configs import connector_configs
+from conformance.generators.records import put_schedules, record_streams
 from reference_impl.config import ConfigError, parse_config
 from reference_impl.engine.model import PutSpec, build_puts, group_by_tp, parse_records_lines, put_boundaries
 from reference_impl.engine.fold import fold_topic_partition

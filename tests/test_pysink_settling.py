@@ -167,7 +167,7 @@ def test_R1_4_a_rule_armed_in_the_batch_of_a_fatal_null_is_left_out_of_the_sched
     writer runs (R1.4, R12.1): a rule on an upload armed with the records produced in one go
     with the null has nothing to fire on, and the run would end unknown (`--profile default
     --seed 2`, generated-202: rotate.schedule.interval.ms, the null at offset 10)."""
-    from conformance.generators.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     recs = [dict(r) for r in sc.records] + [{**sc.records[0], "value": None}]
@@ -181,7 +181,7 @@ def test_C3_a_rule_armed_before_a_config_update_counts_the_uploads_of_the_new_co
     """The records before a config update may be read only after it (no poll came between) and
     are then written under the new config: with flush.size 1 -> 3 and one record, the second
     Complete never comes (`--profile ci`, generated-013 with four partitions, left unknown)."""
-    from conformance.generators.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     cfg = {k: v for k, v in sc.connector.items() if k != "rotate.schedule.interval.ms"}
@@ -196,7 +196,7 @@ def test_R3_4_no_scheduled_rotation_is_counted_for_a_batch_the_task_dies_in():
     """Scheduled rotation commits at a put after the boundary (R3.4): records held in the batch
     a null key kills the task in (R11.4) are never committed by it, so a rule that waits for
     their upload cannot fire (`--profile default --seed 16`, generated-126, left unknown)."""
-    from conformance.generators.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     recs = [dict(r) for r in sc.records]
@@ -211,7 +211,7 @@ def test_R1_4_a_restart_right_after_records_does_not_cut_their_batch_from_the_fa
     its successor reads them with what follows, up to a fatal null, in one put that fails before
     any write (R1.4). Only a step that lets the sink poll (quiet, wait, wait-fired, pause) cuts
     the stream (`--profile default --seed 12`, generated-128, left unknown)."""
-    from conformance.generators.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     recs = [dict(r) for r in sc.records] + [{**sc.records[0], "value": None}]
@@ -226,7 +226,7 @@ def test_a_hang_armed_while_another_holds_the_sink_is_left_out_of_the_schedule()
     """Two crash-mid-upload faults armed together: the first hang parks the sink, so the second
     waits for requests that never come while it is parked, and its run would end unknown
     (`--profile default --seed 15`, generated-054)."""
-    from conformance.generators.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     cfg = {k: v for k, v in sc.connector.items() if k != "rotate.schedule.interval.ms"}
@@ -249,7 +249,7 @@ def test_R1_4_the_batch_the_task_dies_in_is_the_first_with_any_writers_failing_r
     shuffled order (R1.4): the task dies in the first batch holding any writer's failing record,
     and no scheduled rotation commits what that batch holds (`--profile default --seed 19`,
     generated-100: orders-1@0 had no headers, the model named orders-0@1)."""
-    from conformance.generators.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     recs = [{**sc.records[0], "partition": 1, "key": None}] + [dict(r) for r in sc.records]

@@ -7,7 +7,9 @@ from hypothesis import given
 
 from conformance.catalog.named import BASE, _small
 from conformance.inputs.scenario import FaultStep
-from conformance.generators.strategies import CONFLUENT_FORMATS, scenarios, that_can_fire, uploads_after
+from conformance.generators.configs import CONFLUENT_FORMATS
+from conformance.generators.faults import that_can_fire, uploads_after
+from conformance.generators.strategies import scenarios
 
 
 def _steps(kinds):

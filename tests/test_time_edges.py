@@ -15,7 +15,7 @@ from conformance.catalog.named import KILL_SCENARIOS
 from conformance.playing.puts import put_schedule
 from conformance.playing.runner import run_scenario
 from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
-from conformance.generators.strategies import ZONES
+from conformance.generators.configs import ZONES
 from conformance.generators.values import OFFSETLESS_FORMS, TS_TEXT_FORMS, ts_text
 from reference_impl.connect_data import SinkRecord
 from reference_impl.engine.model import PutSpec

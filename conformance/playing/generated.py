@@ -20,7 +20,8 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
-    from conformance.generators.strategies import SINK_FORMATS, formats_for, scenarios, value_kinds_for
+    from conformance.generators.configs import SINK_FORMATS, formats_for, value_kinds_for
+    from conformance.generators.strategies import scenarios
 
     # what every side can take: its formats if they share them, the values each side's kind allows
     shared = {formats_for(k) for k in kinds}
@@ -71,7 +72,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     from hypothesis import seed as hseed
     from hypothesis.errors import HypothesisException
 
-    from conformance.generators.strategies import formats_for, scenarios, value_kinds_for
+    from conformance.generators.configs import formats_for, value_kinds_for
+    from conformance.generators.strategies import scenarios
     from conformance.inputs.targets import target_kind
     from conformance.judging.verdicts import failure_signatures
 

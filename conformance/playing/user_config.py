@@ -71,7 +71,7 @@ def refusal(config: Mapping[str, str], s3_sink: bool = True, converted: bool = T
 
 
 def _converter_refusal(cfg: dict[str, str], part: str) -> str | None:
-    from conformance.generators.strategies import value_kinds
+    from conformance.generators.configs import value_kinds
 
     if value_kinds(cfg):
         return None

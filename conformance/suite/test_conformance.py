@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from conformance.catalog.named import SUITE
 from conformance.pytest_plugin import PROPERTY_MARKERS, claim_failure, failure_block
-from conformance.generators.strategies import formats_for, scenarios
+from conformance.generators.configs import formats_for
+from conformance.generators.strategies import scenarios
 from conformance.judging.verdicts import failure_signatures
 
 _RESULTS: dict[tuple[str, str], object] = {}
@@ -86,7 +87,7 @@ def _generated_settings():
 def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkcheck_out, sinkcheck_stack,
                              sinkcheck_plugin_path):
     from conformance.playing.session import execute
-    from conformance.generators.strategies import value_kinds_for
+    from conformance.generators.configs import value_kinds_for
     from conformance.inputs.targets import target_kind
 
     # configs across the target's matrix (or the user's config), with records that fit them
