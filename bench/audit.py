@@ -116,7 +116,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from adapters.processes.jars import jar_files
-    from adapters.processes.stack import MotoS3Server
+    from adapters.processes.moto import MotoS3Server
     from conformance.auditing.auditor import BucketLocation, S3Access, run_audit
     from reference_impl.config import parse_config
     from reference_impl.engine.spark import fold_manifest, spark_session

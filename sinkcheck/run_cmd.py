@@ -29,7 +29,7 @@ def own_preflight(out: Path, term: "Terminal") -> list[dict[str, Any]]:
     says what the verdicts rest on even when no --preflight file is given."""
     from dataclasses import asdict
 
-    from adapters.processes.stack import MotoS3Server
+    from adapters.processes.moto import MotoS3Server
     from sinkcheck.preflight_cmd import preflight
 
     term.progress("[sinkcheck] preflight of the S3 server…")

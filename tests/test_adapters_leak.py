@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from adapters.connect.target import plugins_dir
-from adapters.processes.stack import KafkaStack, child_pids, listening_ports, port_open
+from adapters.processes.managed import child_pids, listening_ports, port_open
+from adapters.processes.stack import KafkaStack
 
 pytestmark = pytest.mark.kafka
 

@@ -17,7 +17,7 @@ from adapters.processes import jars
 from adapters.connect.profiles import (CAMEL_PREFIX, PROFILES, ConnectorConfigError, S3Location,
     default_config, fill_config, parse_connector_config, profile_for, redact)
 from adapters.connect.target import format_config_errors, validation_errors
-from adapters.processes.stack import ManagedProcess, child_pids, listening_ports, wait_until
+from adapters.processes.managed import ManagedProcess, child_pids, listening_ports, wait_until
 from adapters.target import TargetError
 
 S3 = S3Location("http://127.0.0.1:5555", "bkt", "AK", "SK", "us-east-1")
@@ -275,7 +275,7 @@ def test_a_managed_process_dies_when_the_process_that_started_it_is_killed(tmp_p
     must still not outlive it."""
     import subprocess
 
-    code = ("import os, signal, sys, time; from pathlib import Path; from adapters.processes.stack import ManagedProcess; "
+    code = ("import os, signal, sys, time; from pathlib import Path; from adapters.processes.managed import ManagedProcess; "
             f"p = ManagedProcess('sleeper', ['sleep', '300'], Path({str(tmp_path)!r}) / 'sleeper.log').start(); "
             "print(p.pid, flush=True); time.sleep(0.5); os.kill(os.getpid(), signal.SIGKILL)")
     parent = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

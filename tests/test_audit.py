@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from adapters.processes.stack import (LOOPBACK, ManagedProcess, MotoS3Server, child_pids, free_port,
-    listening_ports, port_open, wait_until)
+from adapters.processes.managed import (LOOPBACK, ManagedProcess, child_pids, free_port, listening_ports,
+    port_open, wait_until)
+from adapters.processes.moto import MotoS3Server
 from reference_impl.config import parse_config
 from reference_impl.engine.contents import encode_view
 from reference_impl.engine.model import expect, parse_records_lines
@@ -440,7 +441,7 @@ def test_records_read_from_a_topic_audit_like_the_dump(case, spark, creds, tmp_p
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    from adapters.processes.stack import KafkaBroker
+    from adapters.processes.broker import KafkaBroker
 
     broker = KafkaBroker(tmp_path).start()
     try:

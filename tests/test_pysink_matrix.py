@@ -19,7 +19,7 @@ import pytest
 
 from adapters.pysink.sink import ManualClock, SinkConfigError, SinkSettings, TaskFailed
 from adapters.pysink.targets.target import PySinkTarget
-from adapters.processes.stack import MotoS3Server
+from adapters.processes.moto import MotoS3Server
 from adapters.target import RecordToProduce, TargetError
 
 T0 = 1714557600000  # 2024-05-01T10:00:00Z

@@ -15,7 +15,8 @@ import pytest
 from botocore.config import Config
 
 from adapters.s3.front import FaultRule, S3FaultFront, classify
-from adapters.processes.stack import MotoS3Server, free_port, port_open
+from adapters.processes.managed import free_port, port_open
+from adapters.processes.moto import MotoS3Server
 
 PART = b"x" * (5 * 1024 * 1024)
 _buckets = itertools.count(1)

@@ -15,7 +15,7 @@ from adapters.observation import BucketSample, Observation, OffsetSample, S3Obje
 from adapters.spark_streaming.logs import (LogFormatError, parse_log_file, parse_offsets, path_to_key,
                                            read_checkpoint, read_metadata_log)
 from adapters.spark_streaming.target import SparkStreamingTarget, spark_config
-from adapters.processes.stack import child_pids, listening_ports
+from adapters.processes.managed import child_pids, listening_ports
 from adapters.target import Fault, TargetError
 from conformance.judging.checks.base import RunData
 from conformance.judging.checks.run import run_checks

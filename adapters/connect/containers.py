@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from adapters.processes.stack import LOOPBACK, free_port, wait_until
+from adapters.processes.managed import LOOPBACK, free_port, wait_until
 from adapters.target import TargetError
 
 KAFKA_IMAGE = "apache/kafka:4.1.1"

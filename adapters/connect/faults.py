@@ -9,7 +9,8 @@ import urllib.parse
 from typing import Any, Mapping
 
 from adapters.observation import FaultEvent
-from adapters.processes.stack import ConnectWorker, now_ms, wait_until
+from adapters.processes.connect_worker import ConnectWorker
+from adapters.processes.managed import now_ms, wait_until
 from adapters.target import Fault, TargetError, UnsupportedFault
 
 FAULTS = ("crash", "kill-worker", "pause", "resume", "pause-worker", "add-worker", "remove-worker", "rebalance",

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from adapters.processes.connect_worker import JSON_CONVERTER
+
 
 @dataclass(frozen=True)
 class S3Location:
@@ -64,7 +66,7 @@ class ConnectorProfile:
     # table's metadata): an S3 rule standing for "the n-th file" goes on the first of these
     data_key_glob: str | None = None
     # the worker's default converters where the plugin cannot run under sinkcheck's own
-    # (adapters.processes.stack.WORKER_CONVERTERS); None: those
+    # (adapters.processes.connect_worker.WORKER_CONVERTERS); None: those
     worker_converters: Mapping[str, str] | None = None
     # other worker properties its workers run with (plugin.discovery where every jar of the plugin
     # declares its classes as services: the worker then skips scanning them)
@@ -122,7 +124,6 @@ def _camel(s3: S3Location) -> dict[str, str]:
 
 
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
-JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
 
 def _camel_counterparts(config: Mapping[str, str]) -> list[Counterpart]:

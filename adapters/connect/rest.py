@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Mapping
 
-from adapters.processes.stack import ConnectWorker
+from adapters.processes.connect_worker import ConnectWorker
 from adapters.target import TargetError
 
 

@@ -44,7 +44,10 @@ from adapters.connect.rest import ConnectRest, ConnectRestError, format_config_e
 from adapters.observation import (BucketSample, Observation, OffsetSample, ProducedRecord, QuietWatch,
                                   StatusSample)
 from adapters.connect.plugins import Plugin, PluginUnavailable
-from adapters.processes.stack import ConnectWorker, KafkaStack, MotoS3Server, now_ms, s3_client, wait_until
+from adapters.processes.connect_worker import ConnectWorker
+from adapters.processes.managed import now_ms, wait_until
+from adapters.processes.moto import MotoS3Server, s3_client
+from adapters.processes.stack import KafkaStack
 from adapters.target import RecordToProduce, Target, TargetError, TargetInfo
 
 

@@ -7,7 +7,7 @@ from typing import Any, Mapping, Sequence
 
 from adapters.target import RecordToProduce, TargetError
 
-# The broker sinkcheck starts accepts messages this large (adapters.processes.stack.KafkaBroker): a
+# The broker sinkcheck starts accepts messages this large (adapters.processes.broker.KafkaBroker): a
 # scenario's large records (the multipart stories' 200 KiB) go through.
 MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 

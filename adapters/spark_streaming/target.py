@@ -38,7 +38,7 @@ from adapters.processes.jars import KAFKA_DESCRIPTION
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object,
                                   QuietWatch, StatusSample)
 from adapters.spark_streaming.logs import METADATA_DIR, CheckpointState, read_checkpoint, read_metadata_log
-from adapters.processes.stack import ManagedProcess, now_ms, tail, wait_until
+from adapters.processes.managed import ManagedProcess, now_ms, tail, wait_until
 from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo, UnsupportedFault
 
 FAULTS = ("crash",)

@@ -26,7 +26,7 @@ def variant_row(variant: str, names: list[str], out: Path, quiet_timeout_s: floa
     """One row of the matrix: property -> the scenarios in which `variant` failed it, on an S3
     server of its own (emptied before each run). A faulty variant stops once `enough`
     scenarios killed it; the correct sink plays them all."""
-    from adapters.processes.stack import MotoS3Server
+    from adapters.processes.moto import MotoS3Server
 
     target = "pysink" if variant == "correct" else f"pysink:{variant}"
     row: dict[str, list[str]] = {}

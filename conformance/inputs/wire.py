@@ -24,7 +24,7 @@ import binascii
 import json
 from typing import Any, Mapping, Sequence
 
-from adapters.processes.stack import WORKER_CONVERTERS
+from adapters.processes.connect_worker import WORKER_CONVERTERS
 from adapters.target import RecordToProduce
 from reference_impl.connect_data import SinkRecord
 from reference_impl.converters import (BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER, Converter,

@@ -379,7 +379,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
                  target: Target | None = None, plugin_path: list[str] | None = None,
                  s3_server: Any = None, stack: Any = None) -> RunResult:
     """Run the scenario whole, then check the recorded observation. `s3_server` is a started
-    adapters.processes.stack.MotoS3Server to use (emptied first) instead of one started for this run:
+    adapters.processes.moto.MotoS3Server to use (emptied first) instead of one started for this run:
     runs one after another share it (the kill matrix). `stack` is a started KafkaStack a Kafka
     Connect target runs on (its broker, workers and S3 server: a warm stack); the run brings its
     own connector, topics and bucket."""
@@ -432,7 +432,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         s3_endpoint = s3_server.endpoint
     if s3_faults and target is None and not sim:
         from adapters.s3.front import S3FaultFront
-        from adapters.processes.stack import MotoS3Server
+        from adapters.processes.moto import MotoS3Server
 
         if s3_server is None:
             moto = MotoS3Server(run_dir / "s3", bucket=scenario.connector.get("s3.bucket.name", "sinkcheck")).start()

@@ -35,7 +35,7 @@ from adapters.pysink.log import InProcessLog
 from adapters.pysink.sink import (Clock, InProcessSink, ManualClock, SinkConfigError, SinkInstance, SinkSettings,
                                   wall_clock)
 from adapters.pysink.targets.variants import task_class
-from adapters.processes.stack import now_ms
+from adapters.processes.managed import now_ms
 from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo, UnsupportedFault
 
 FAULTS = ("crash", "restart", "restart-task", "rebalance", "pause", "resume", "update-config")
@@ -122,7 +122,7 @@ class PySinkTarget(Target):
             if endpoint is None and self.stack is not None and self.stack.s3 is not None:
                 endpoint = self.stack.s3.endpoint
             if endpoint is None:
-                from adapters.processes.stack import MotoS3Server
+                from adapters.processes.moto import MotoS3Server
 
                 self._moto = MotoS3Server(self.run_dir / "s3", bucket=self.settings.bucket).start()
                 endpoint = self._moto.endpoint
