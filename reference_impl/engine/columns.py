@@ -15,8 +15,8 @@ import numpy as np
 from reference_impl.config import SinkConfig
 from reference_impl.connect_data import SinkRecord
 from reference_impl.engine.expectation import SkippedRecord
-from reference_impl.engine.fold import (FoldResult, Put, RecordColumns, TopicPartitionFold,
-    columns_from_records)
+from reference_impl.engine.fold import TopicPartitionFold
+from reference_impl.engine.fold_data import FoldResult, Put, RecordColumns, columns_from_records
 from reference_impl.formats import format_for
 from reference_impl.engine.model import null_action
 

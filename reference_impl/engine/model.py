@@ -20,7 +20,8 @@ from reference_impl.connect_data import SchemaError, SinkRecord
 from reference_impl.errors import ConnectorError
 from reference_impl.engine.expectation import (ExpectedObject, Expectation, SkippedRecord, TaskFailure,
     TopicPartitionConstraints)
-from reference_impl.engine.fold import FoldResult, Put, fold_topic_partition
+from reference_impl.engine.fold import fold_topic_partition
+from reference_impl.engine.fold_data import FoldResult, Put
 from reference_impl.naming import directory
 from reference_impl.partitioning import build_partitioner
 

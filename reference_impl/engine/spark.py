@@ -24,8 +24,9 @@ from reference_impl.engine.expectation import (ExpectedObject, Expectation, Open
     TaskFailure, TopicPartitionConstraints)
 import numpy as np
 
-from reference_impl.engine.fold import (FoldResult, Put, RecordColumns, TopicPartitionFold,
-    columns_from_records, expected_object, fold_topic_partition)
+from reference_impl.engine.fold import TopicPartitionFold, fold_topic_partition
+from reference_impl.engine.fold_data import (FoldResult, Put, RecordColumns, columns_from_records,
+    expected_object)
 from reference_impl.formats import format_for
 from reference_impl.engine.model import (FailureCut, PutSpec, assemble, build_puts, constraints_for,
     cut_at_failure, null_action, put_boundaries, put_index_of, tp_key, _NULL_MESSAGES, constraints_reason,
