@@ -172,7 +172,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from conformance.inputs.targets import TargetSpecError
 
     from reports.redact import Redactor
-    from conformance.playing.session import model_version
+    from conformance.playing.model_target import model_version
     from sinkcheck.lifecycle import holding
     from sinkcheck.options import check_target_spec, out_dir, validate_for_target
     from sinkcheck.terminal import Terminal

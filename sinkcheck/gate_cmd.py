@@ -17,7 +17,8 @@ from sinkcheck.exitcodes import Exit, UsageError
 from conformance.playing.generated import generated_scenarios
 from conformance.catalog.known_bugs import gate_changes, gate_line
 from conformance.catalog.gate import GATE_SCENARIOS
-from conformance.playing.session import (PROFILES, InputError, Session, environment, fmt_secs, model_version,
+from conformance.playing.model_target import model_version
+from conformance.playing.session import (PROFILES, InputError, Session, environment, fmt_secs,
     named_scenarios, prepare, selected, slug)
 from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_connector_version, check_target_spec, load_connector_config, load_preflight, out_dir,

@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conformance.playing.model_target import model_version
 from conformance.playing.session import (FAILURES_DIR, PROFILES, Session, environment, failure_file_name,
-    failure_scenario, fmt_secs, model_version, named_scenarios, own_named_scenarios, run_target,
-    saved_failures, slug)
+    failure_scenario, fmt_secs, named_scenarios, own_named_scenarios, saved_failures, slug)
+from conformance.playing.target_run import run_target
 from sinkcheck.exitcodes import Exit, UsageError
 from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_connector_version, check_target_spec, examples_for, load_connector_config, load_preflight, out_dir,
@@ -30,7 +31,7 @@ def own_preflight(out: Path, term: "Terminal") -> list[dict[str, Any]]:
     from dataclasses import asdict
 
     from adapters.processes.moto import MotoS3Server
-    from sinkcheck.preflight_cmd import preflight
+    from adapters.s3.preflight import preflight
 
     term.progress("[sinkcheck] preflight of the S3 server…")
     server = MotoS3Server(out / "preflight-s3", bucket="sinkcheck-preflight").start()

@@ -16,7 +16,8 @@ import pytest
 
 from adapters.connect.profiles import ConnectorConfigError, default_config
 from adapters.pytest_fixtures import connect_target, kafka_stack  # noqa: F401
-from adapters.target import Fault, RecordToProduce
+from adapters.observation import RecordToProduce
+from adapters.target import Fault
 
 pytestmark = pytest.mark.kafka
 

@@ -44,7 +44,7 @@ def test_target_with_its_own_stack_stops_everything(tmp_path):
     jars on first use) and its stop() leaves nothing behind."""
     from adapters.connect.profiles import default_config
     from adapters.connect.target import KafkaConnectTarget
-    from adapters.target import RecordToProduce
+    from adapters.observation import RecordToProduce
 
     before = child_pids()
     with KafkaConnectTarget(tmp_path, profile="filesink") as t:

@@ -339,7 +339,8 @@ def test_a_record_with_timestamp_0_is_refused_before_librdkafka_sends_it_as_now(
     such a record would land in today's buckets: the producer refuses it naming the record. No
     broker is involved: the refusal comes before the first produce call."""
     from adapters.kafka.produce import produce_records
-    from adapters.target import RecordToProduce, TargetError
+    from adapters.observation import RecordToProduce
+    from adapters.target import TargetError
 
     class NoProducer:
         def produce(self, *a, **kw):

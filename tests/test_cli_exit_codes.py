@@ -10,7 +10,8 @@ from typing import Any, Mapping, Sequence
 import pytest
 
 from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord
-from adapters.target import Fault, RecordToProduce, Target, TargetInfo
+from adapters.observation import RecordToProduce
+from adapters.target import Fault, Target, TargetInfo
 from sinkcheck.cli import main
 from sinkcheck.exitcodes import Exit
 
@@ -282,7 +283,7 @@ def test_shrinking_keeps_the_property_and_the_anomaly(tmp_path: Path, monkeypatc
     from hypothesis import strategies as st
 
     import conformance.generators.strategies as strategies
-    from conformance.catalog.named import BASE
+    from conformance.catalog.base import BASE
     from conformance.inputs.scenario import Scenario
 
     def big_first(**kw: Any) -> Any:

@@ -233,7 +233,7 @@ def test_records_a_targets_converters_refuse_are_refused_before_anything_starts(
     """Text values under StringConverter, put to Iceberg's sink, which reads values through
     JsonConverter: its task would die on each. The run refuses the scenario (exit 4 in a
     command) before it starts a broker, instead of erring inside the runner afterwards."""
-    from conformance.catalog.named import BASE
+    from conformance.catalog.base import BASE
     from conformance.playing.runner import run_scenario
     from conformance.inputs.scenario import Scenario, ScenarioError
 

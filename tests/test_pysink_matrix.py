@@ -20,7 +20,8 @@ import pytest
 from adapters.pysink.sink import ManualClock, SinkConfigError, SinkSettings, TaskFailed
 from adapters.pysink.targets.target import PySinkTarget
 from adapters.processes.moto import MotoS3Server
-from adapters.target import RecordToProduce, TargetError
+from adapters.observation import RecordToProduce
+from adapters.target import TargetError
 
 T0 = 1714557600000  # 2024-05-01T10:00:00Z
 JSON = "io.confluent.connect.s3.format.json.JsonFormat"

@@ -48,7 +48,8 @@ from adapters.processes.connect_worker import ConnectWorker
 from adapters.processes.managed import now_ms, wait_until
 from adapters.processes.moto import MotoS3Server, s3_client
 from adapters.processes.stack import KafkaStack
-from adapters.target import RecordToProduce, Target, TargetError, TargetInfo
+from adapters.observation import RecordToProduce
+from adapters.target import Target, TargetError, TargetInfo
 
 
 def plugins_dir(run_dir: Path, sets: Sequence[str] = ("filesink",), *,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from adapters.target import RecordToProduce, TargetError
+from adapters.observation import RecordToProduce
+from adapters.target import TargetError
 
 # The broker sinkcheck starts accepts messages this large (adapters.processes.broker.KafkaBroker): a
 # scenario's large records (the multipart stories' 200 KiB) go through.

@@ -39,7 +39,8 @@ from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetS
                                   QuietWatch, StatusSample)
 from adapters.spark_streaming.logs import METADATA_DIR, CheckpointState, read_checkpoint, read_metadata_log
 from adapters.processes.managed import ManagedProcess, now_ms, tail, wait_until
-from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo, UnsupportedFault
+from adapters.observation import RecordToProduce
+from adapters.target import Fault, Target, TargetError, TargetInfo, UnsupportedFault
 
 FAULTS = ("crash",)
 ACCESS_KEY, SECRET_KEY, REGION = "sinkcheck", "sinkcheck-secret", "us-east-1"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from conformance.catalog.base import BASE
+
 H = 3_600_000
 T_EDGE = 1714557600000  # 2024-05-01T10:00:00Z
 
@@ -15,7 +17,6 @@ def late_records_across_hour_edge() -> Any:
     default) every change of hour closes the file: more, smaller objects. Without it
     (10.5.16–10.5.23, commit 1c748db0) both hours stay open and close together by
     rotate.interval.ms (issue #529, spec §18)."""
-    from conformance.catalog.named import BASE
     from conformance.inputs.scenario import Scenario
 
     cfg = {
@@ -37,7 +38,6 @@ def tombstones_with_record_time_rotation() -> Any:
     tombstone wrapper hid the time-based partitioner, so rotate.interval.ms was silently
     ignored: a known bug (conformance.catalog.known_bugs, #904) the model does not imitate, so this
     fails on 12.0.7 and passes on 12.1.x."""
-    from conformance.catalog.named import BASE
     from conformance.inputs.scenario import Scenario
 
     cfg = {**BASE, "flush.size": "1000", "rotate.interval.ms": "3000", "timestamp.extractor": "Record",

@@ -6,6 +6,7 @@ import datetime
 import json
 from typing import Any, Callable
 
+from conformance.catalog.base import BASE, JSON
 from conformance.catalog.gate import tombstones_with_record_time_rotation
 from conformance.catalog.aiven import AIVEN_OWN
 from conformance.catalog.iceberg import ICEBERG_OWN
@@ -13,17 +14,6 @@ from conformance.catalog.lenses import LENSES_OWN
 from conformance.catalog.time_edges import time_edge_scenarios
 from conformance.inputs.scenario import FaultStep, Scenario
 
-JSON = "io.confluent.connect.s3.format.json.JsonFormat"
-BASE = {
-    "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-    "storage.class": "io.confluent.connect.s3.storage.S3Storage",
-    "format.class": JSON,
-    "s3.bucket.name": "sinkcheck",
-    # keys are text, values schemaless JSON objects: what the records below are written in
-    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-    "value.converter.schemas.enable": "false",
-}
 PUBLIC_T = 1706713200000  # 2024-01-31T15:00:00Z
 MB = 1024 * 1024
 # The multipart stories: 90 records of 200 KiB a file (17.6 MiB) in 5 MiB parts (the smallest

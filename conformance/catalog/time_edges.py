@@ -4,7 +4,7 @@ R6.5), scheduled rotation's boundaries (local midnight of `timezone` + k x inter
 time a file opened, R3.4) and the rotate.interval.ms window after a size rotation (every
 rotation clears its base record time, R3.1 step 4, R3.2).
 
-Each takes the suite's base connector config (conformance.catalog.named.BASE): schemaless JSON values
+Each takes the suite's base connector config (conformance.catalog.base.BASE): schemaless JSON values
 whose `ts` field RecordField reads. The scheduled ones pause between records so that puts come
 at times no boundary is aligned with; the simulation's put schedule makes their objects exact,
 real targets get constraints.

@@ -25,7 +25,7 @@ import json
 from typing import Any, Mapping, Sequence
 
 from adapters.processes.connect_worker import WORKER_CONVERTERS
-from adapters.target import RecordToProduce
+from adapters.observation import RecordToProduce
 from reference_impl.connect_data import SinkRecord
 from reference_impl.converters import (BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER, Converter,
                                        ConverterError, UnknownConverter, converter_for)

@@ -8,7 +8,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance.playing.session import model_version
+
+def model_version(spec: str) -> str | None:
+    if spec.startswith("model@"):
+        return spec.split("@", 1)[1] or None
+    return None
+
 
 def run_model(scenario: Any, spec: str, run_dir: Path) -> Any:
     """The reference model as a target: the objects `reference_impl.engine.model.expect` commits at the

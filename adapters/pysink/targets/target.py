@@ -36,7 +36,8 @@ from adapters.pysink.sink import (Clock, InProcessSink, ManualClock, SinkConfigE
                                   wall_clock)
 from adapters.pysink.targets.variants import task_class
 from adapters.processes.managed import now_ms
-from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo, UnsupportedFault
+from adapters.observation import RecordToProduce
+from adapters.target import Fault, Target, TargetError, TargetInfo, UnsupportedFault
 
 FAULTS = ("crash", "restart", "restart-task", "rebalance", "pause", "resume", "update-config")
 ACCESS_KEY, SECRET_KEY, REGION = "sinkcheck", "sinkcheck-secret", "us-east-1"
