@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 
 from conformance.catalog.base import BASE
-from conformance.catalog.named import _small
+from conformance.catalog.base import _small
 from conformance.inputs.scenario import FaultStep
 from conformance.generators.configs import CONFLUENT_FORMATS
 from conformance.generators.faults import that_can_fire, uploads_after

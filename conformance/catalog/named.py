@@ -6,7 +6,7 @@ import datetime
 import json
 from typing import Any, Callable
 
-from conformance.catalog.base import BASE, JSON
+from conformance.catalog.base import BASE, JSON, PUBLIC_T, _rec, _small
 from conformance.catalog.gate import tombstones_with_record_time_rotation
 from conformance.catalog.aiven import AIVEN_OWN
 from conformance.catalog.iceberg import ICEBERG_OWN
@@ -14,7 +14,6 @@ from conformance.catalog.lenses import LENSES_OWN
 from conformance.catalog.time_edges import time_edge_scenarios
 from conformance.inputs.scenario import FaultStep, Scenario
 
-PUBLIC_T = 1706713200000  # 2024-01-31T15:00:00Z
 MB = 1024 * 1024
 # The multipart stories: 90 records of 200 KiB a file (17.6 MiB) in 5 MiB parts (the smallest
 # s3.part.size the connector accepts): three full parts while the file fills, the fourth and last
@@ -24,13 +23,6 @@ BIG_RECORD = 200 * 1024
 # files of 17.6 MiB through a broker and the S3 fault front take a while on two cores: the
 # multipart stories settle with a wider bound than the runner's default
 BIG_QUIET_S = 180.0
-
-
-def _rec(seq: int, ts: int, topic: str = "events", partition: int = 0, pad: int = 0) -> dict:
-    value: dict = {"seq": seq, "ts": ts}
-    if pad:
-        value["pad"] = "x" * pad
-    return {"topic": topic, "partition": partition, "timestamp": ts, "key": f"k{seq}", "value": value, "headers": []}
 
 
 def rotate_interval_table() -> Scenario:
@@ -134,10 +126,6 @@ NAMED: dict[str, Callable[[], Scenario]] = {
 
 
 # --- scenarios aimed at bugs real sinks have had (the kill matrix) -----------------------------
-
-def _small(n: int, topic: str = "events", step_ms: int = 1000, start: int = PUBLIC_T) -> list[dict]:
-    return [_rec(i, start + i * step_ms, topic) for i in range(n)]
-
 
 def late_records_at_hour_edges() -> Scenario:
     """E3's timeline: rotation by record time, and a late record across the hour edge must
