@@ -293,14 +293,13 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
         props |= EXACTLY_ONCE
         reasons.append("deterministic partitioner and rotation: exactly-once (§16)")
     zombie = any(f.kind in ("pause", "pause-worker") for f in faults)
-    # the Python sink does not implement conditional writes: its late uploads always overwrite
-    guarded = kind != "pysink" and conditional_writes(config, version)
+    # the Python sink sends If-None-Match where the connector does (R8.1)
+    guarded = conditional_writes(config, version)
     if zombie and (scheduled or wallclock) and not guarded:
         props -= {"no-loss", "commit-safety"}
         reasons.append("C4: a zombie's late upload can overwrite a newer object of the same key with other records "
-                       "(boundaries follow the wall clock, and conditional writes (R8) are "
-                       + ("not implemented by the Python sink" if kind == "pysink" else "off here")
-                       + "): no-loss and commit-safety measured, not claimed")
+                       "(boundaries follow the wall clock, and conditional writes (R8) are off here): no-loss and "
+                       "commit-safety measured, not claimed")
     process_faults = any(f.kind in ("crash", "pause", "rebalance", "kill-worker", "pause-worker") for f in faults)
     s3_faults = any(f.kind == "s3" for f in faults)
     # a CreateMultipartUpload whose answer never came makes an upload the sink never heard of
