@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conformance import values
 from conformance.scenario import VALUE_KINDS_BY_CONVERTER, FaultStep, Scenario, converter_kind, seq_value
-from conformance.testable import closing_a_file, first_written, placed_offsets
+from conformance.testable import closing_a_file, fatal_after_a_commit, first_written, placed_offsets
 from conformance.wire import with_worker_converters
 from reference_impl.converters import BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
 
@@ -559,9 +559,12 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     if topics["orders"] == 4:
         cfg = {**cfg, "tasks.max": "2"}
     records = closing_a_file(cfg, draw(sink_records(topics, max_records, cfg, kinds)))
+    records, fatal_put = fatal_after_a_commit(cfg, records)
     faults = draw(fault_schedules(len(records))) if with_faults else []
     if with_faults:
-        faults = sorted(faults + draw(pacing(cfg, len(records))), key=lambda f: f.after)
+        # the sink settles on what it can write before the record that kills its task comes
+        settle = [FaultStep(fatal_put, "quiet", {"seconds": 30})] if fatal_put is not None else []
+        faults = sorted(settle + faults + draw(pacing(cfg, len(records))), key=lambda f: f.after)
     return Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))
 
 
