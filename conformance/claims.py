@@ -234,6 +234,17 @@ def conditional_writes(config: dict[str, str], version: str | None) -> bool:
         return False
 
 
+def several_open_files(config: dict[str, str]) -> bool:
+    """R3.10: several files of a topic-partition open at once: FieldPartitioner, a time-based one
+    without rotate.interval.ms (no partition-change rotation then) or with it turned off, and a
+    tombstone file beside a value file (R3.3: a change to or from it does not rotate)."""
+    part = config.get("partitioner.class", "DefaultPartitioner").rsplit(".", 1)[-1]
+    time_based = part in ("TimeBasedPartitioner", "DailyPartitioner", "HourlyPartitioner")
+    return (part == "FieldPartitioner" or config.get("rotate.file.on.partition.change", "true") == "false"
+            or (time_based and int(config.get("rotate.interval.ms", "-1") or -1) <= 0)
+            or config.get("behavior.on.null.values", "fail").lower() == "write")
+
+
 def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = (),
               version: str | None = None, null_values: bool = False) -> Claim:
     kind = _kind(target)
@@ -268,13 +279,7 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     if any(f.kind == "update-config" for f in faults):
         exactly = False
         reasons.append("a config change mid-stream moves file boundaries (C3)")
-    # R3.10: several files of a topic-partition open at once: FieldPartitioner, a time-based one
-    # without rotate.interval.ms (no partition-change rotation then) or with it turned off, and a
-    # tombstone file beside a value file (R3.3: a change to or from it does not rotate)
-    time_based = part in ("TimeBasedPartitioner", "DailyPartitioner", "HourlyPartitioner")
-    several_open = (part == "FieldPartitioner" or config.get("rotate.file.on.partition.change", "true") == "false"
-                    or (time_based and int(config.get("rotate.interval.ms", "-1") or -1) <= 0)
-                    or config.get("behavior.on.null.values", "fail").lower() == "write")
+    several_open = several_open_files(config)
     # a dropped Complete response is an error to the sink too (a broken connection), so it retries
     retriable = any(f.kind == "s3" and f.params.get("action") in ("fail", "error-200", "drop-response")
                     for f in faults)

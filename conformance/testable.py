@@ -14,11 +14,10 @@ from conformance import values
 def first_written(records: list[dict[str, Any]], keys: bool, headers: bool, fatal_nulls: bool,
                    key_kind: str) -> list[dict[str, Any]]:
     """The stream with a record the sink writes first: one that would kill the task at the first
-    record (a null key with keys stored (R11.4), a null header value with headers stored (R10), a
-    null value under behavior.on.null.values=fail (R12.1)) leaves no object to compare, so the
-    first record that kills nothing goes ahead of it (the rule is still met later in the stream);
-    where every record kills, the first gets a plain key and text for its null headers. Changed
-    after drawing, so every other stream a seed draws stays the same."""
+    record (kills_task) leaves no object to compare, so the first record that kills nothing goes
+    ahead of it (the rule is still met later in the stream); where every record kills, the first
+    gets a plain key and text for its null headers (a header where it has none). Changed after
+    drawing, so every other stream a seed draws stays the same."""
     def kills(r: dict[str, Any]) -> bool:
         return kills_task(r, keys, headers, fatal_nulls)
 
@@ -31,15 +30,16 @@ def first_written(records: list[dict[str, Any]], keys: bool, headers: bool, fata
     if keys and first["key"] is None:
         first["key"] = values.plain_key(key_kind, 0)
     if headers:
-        first["headers"] = [[h[0], "" if h[1] is None else h[1]] for h in first["headers"] or []]
+        first["headers"] = [[h[0], "" if h[1] is None else h[1]] for h in first["headers"] or []] or [["h", "0"]]
     return [first] + records[1:]
 
 
 def kills_task(record: dict[str, Any], keys: bool, headers: bool, fatal_nulls: bool) -> bool:
-    """Whether a record kills the task that reads it: a null key with keys stored (R11.4), a null
-    header value with headers stored (R10), a null value under behavior.on.null.values=fail (R12.1)."""
+    """Whether a record kills the task that reads it: a null key with keys stored, no headers
+    with headers stored (R11.4), a null header value with headers stored (R10), a null value
+    under behavior.on.null.values=fail (R12.1)."""
     return ((keys and record["key"] is None) or (fatal_nulls and record["value"] is None)
-            or (headers and any(h[1] is None for h in record["headers"] or [])))
+            or (headers and (not record["headers"] or any(h[1] is None for h in record["headers"]))))
 
 
 def fatal_after_a_commit(cfg: dict[str, str], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:

@@ -101,6 +101,10 @@ def test_R1_4_R12_1_a_fatal_null_comes_in_a_put_after_records_that_commit_an_obj
             "behavior.on.null.values": "ignore"}
     nokey = {**recs[1], "key": None}
     assert fatal_after_a_commit(keys, [nokey, recs[0], recs[2]]) == ([recs[0], recs[2], nokey], 2)
+    headers = {**cfg, "store.kafka.headers": "true", "headers.format.class": BASE["format.class"],
+               "behavior.on.null.values": "ignore"}
+    bare = {**recs[1], "headers": []}  # no headers at all (R11.4)
+    assert fatal_after_a_commit(headers, [bare] + [{**r, "headers": [["h", "1"]]} for r in recs[2:]])[1] == 2
     sched = {**cfg, "flush.size": "5", "rotate.schedule.interval.ms": "2000", "timezone": "UTC"}
     assert fatal_after_a_commit(sched, [null, recs[0], recs[2]]) == ([recs[0], null, recs[2]], 1)
     # nothing the other records commit: the stream stays as drawn
