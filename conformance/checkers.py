@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from adapters.observation import BucketSample, Observation, S3Object
-from conformance.claims import C1, Claim
+from conformance.claims import C1, Claim, several_open_files
 from conformance.scenario import Scenario, record_seq
 from conformance.verdicts import FAIL, PASS, UNKNOWN, Verdict, Witness
 from reference_impl.config import SinkConfig
@@ -263,6 +263,12 @@ def no_loss(d: RunData) -> Verdict:
     # C1: a retriable error can cut a commit set after some of its files completed, so a later
     # offset is visible while an earlier one waits, in a file of the same set, to be written again
     cut_sets = C1 in d.claim.caveats and any(f.kind == "s3" and f.fired for f in d.observation.faults)
+    # R3.1/R3.10: so can a crash within a commit of several files (they complete one after
+    # another, in the order they were opened), where no restart writes them again: the task dies
+    # for good (a later offset then stays visible while earlier ones are never committed)
+    cut_sets = cut_sets or (several_open_files(d.scenario.connector) and any(
+        f.kind == "crash" and f.fired for f in d.observation.faults) and d.expectation is not None
+        and d.expectation.task_failure is not None)
     for tp, offsets in sorted(d.must_write.items()):
         top = -1 if cut_sets else max(visible[tp], default=-1)
         for o in sorted(offsets - visible[tp]):
