@@ -89,7 +89,7 @@ def timeline_events(result: Any) -> dict[str, Any]:
 
 
 def _run_data(result: Any) -> Any:
-    """The checkers' view of a run (conformance.judging.checks.run.RunData), None where it cannot be had."""
+    """The checkers' view of a run (conformance.judging.checks.base.RunData), None where it cannot be had."""
     try:
         from conformance.judging.checks.base import RunData
         from conformance.playing.runner import model_config

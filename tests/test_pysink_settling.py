@@ -222,6 +222,38 @@ def test_R1_4_a_restart_right_after_records_does_not_cut_their_batch_from_the_fa
     assert [f.kind for f in that_can_fire(cfg, recs, polled)] == ["s3", "quiet", "rebalance"]
 
 
+def test_R1_4_a_rule_left_for_after_a_restart_that_dies_in_its_first_put_is_left_out_of_the_schedule():
+    """A crash mid-upload: the restarted task re-reads from the committed offsets all that was
+    produced before it first polls, a null under behavior.on.null.values=fail among it, and dies
+    before any write (R1.4, R12.1). A lost Complete armed before the crash and waited for after it
+    has only the uploads before the crash, where the hang held the sink: it never fired
+    (`--profile default --seed 11784167`, generated-202, left unknown). The hang the crash waits
+    for stays."""
+    from conformance.generators.faults import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "lost-complete-before-a-restart-that-dies.json")
+    kept = that_can_fire(sc.connector, sc.records, sc.faults)
+    assert [(f.kind, f.params.get("name") or f.params.get("rule")) for f in kept] == [
+        ("s3", "f0-crash-mid-upload"), ("wait-fired", "f0-crash-mid-upload"), ("crash", None),
+        ("release", "f0-crash-mid-upload"), ("wait", None), ("crash", None), ("wait", None)]
+    # the restart polls before the null is produced: it writes again, and the rule stays
+    polled = sc.faults[:5] + [FaultStep(8, "quiet", {"seconds": 30})] + sc.faults[5:]
+    assert "f1-lost-commit" in [f.params.get("name") for f in that_can_fire(sc.connector, sc.records, polled)]
+
+
+def test_R3_1_R3_10_a_commit_of_several_files_cut_by_a_crash_leaves_its_records_pending_when_the_task_dies(tmp_path):
+    """FieldPartitioner: orders-1's rotation completes vip=null's file (offsets 0 and 5) and hangs
+    in the next; the sink crashes, and its restart dies at once at a null under
+    behavior.on.null.values=fail. Offsets 1-4 were never committed: pending, not lost, although
+    a later offset is visible (`--profile default --seed 11784167`, generated-203)."""
+    sc = Scenario.load(FIXTURES / "commit-cut-by-a-crash-then-a-fatal-null.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    no_loss = next(v for v in r.verdicts if v.property == "no-loss")
+    assert no_loss.status == "pass", no_loss.witnesses
+    assert {"orders-1@1", "orders-1@4"} <= set(no_loss.details["not_yet_visible"])
+    assert [v.property for v in r.verdicts if v.claimed and v.status == "fail"] == []
+
+
 def test_a_hang_armed_while_another_holds_the_sink_is_left_out_of_the_schedule():
     """Two crash-mid-upload faults armed together: the first hang parks the sink, so the second
     waits for requests that never come while it is parked, and its run would end unknown

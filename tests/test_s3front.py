@@ -262,6 +262,21 @@ def test_drop_response_on_complete_applies_it(front, s3, moto):
     assert s3.head_object(Bucket=s3.bucket, Key="t/k")["ContentLength"] == 2 * len(PART)
 
 
+def test_R8_1_if_none_match_on_complete_through_the_front_is_a_412_for_an_existing_key(front, s3, moto):
+    """The header reaches moto, which refuses to complete over an object already there, as S3 does."""
+    s3.put_object(Bucket=s3.bucket, Key="t/taken", Body=b"newer")
+    u, parts = start_mpu(s3, "t/taken", parts=1)
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.complete_multipart_upload(Bucket=s3.bucket, Key="t/taken", UploadId=u, MultipartUpload={"Parts": parts},
+                                     IfNoneMatch="*")
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 412
+    assert moto.client().get_object(Bucket=s3.bucket, Key="t/taken")["Body"].read() == b"newer"
+    u, parts = start_mpu(s3, "t/free", parts=1)
+    s3.complete_multipart_upload(Bucket=s3.bucket, Key="t/free", UploadId=u, MultipartUpload={"Parts": parts},
+                                 IfNoneMatch="*")
+    assert visible(moto, s3.bucket, "t/free")
+
+
 def test_delay_and_nth(front, s3, moto):
     rid = front.add_rule(FaultRule("PutObject", "delay", delay_s=0.6, nth=2, times=2))
     t0 = time.monotonic()

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from conformance.catalog.base import BASE
-from conformance.catalog.base import _small
+from conformance.catalog.base import BASE, _small
 from conformance.inputs.scenario import FaultStep
 from conformance.generators.configs import CONFLUENT_FORMATS
 from conformance.generators.faults import that_can_fire, uploads_after
 from conformance.generators.strategies import scenarios
+from conformance.generators.testable import fatal_after_a_commit
 
 
 def _steps(kinds):
@@ -67,9 +67,49 @@ def test_a_zombie_without_its_hung_complete_is_dropped_whole():
 
 @given(scenarios(max_records=16, formats=CONFLUENT_FORMATS))
 def test_every_generated_rule_on_an_upload_has_uploads_to_fire_on(sc):
-    counts = uploads_after(sc.connector, sc.records)
+    cuts = sorted({min(f.after, len(sc.records)) for f in sc.faults if f.kind in ("quiet", "wait", "wait-fired", "pause")})
+    counts = uploads_after(sc.connector, sc.records, cuts)
+    updated = {**sc.connector, **{k: v for f in sc.faults if f.kind == "update-config" for k, v in f.params["config"].items()}}
+    if counts and updated != sc.connector:  # the records before an update may be written under the new config
+        counts = [min(a, b) for a, b in zip(counts, uploads_after(updated, sc.records, cuts) or counts)]
     waits = {f.params["rule"]: f.after for f in sc.faults if f.kind == "wait-fired"}
     for f in sc.faults:
         if counts and f.kind == "s3":
             before_wait = counts[waits[f.params["name"]]] if f.params["name"] in waits else 0
             assert 1 <= int(f.params.get("nth", 1)) <= counts[min(f.after, len(sc.records))] - before_wait, (f, counts)
+
+
+def test_R1_4_R12_1_a_fatal_null_comes_in_a_put_after_records_that_commit_an_object():
+    """A null value under behavior.on.null.values=fail fails its whole put before any writer
+    runs (R1.4, R12.1): drawn amid the records of one put it left nothing to compare (14-17% of
+    generated runs tested nothing). The fewest records that commit an object go first, the sink
+    settles on them, and the null comes after."""
+    cfg = {**BASE, "flush.size": "2", "behavior.on.null.values": "fail"}
+    recs = _small(4)
+    null = {**recs[1], "value": None}
+    stream, put = fatal_after_a_commit(cfg, [recs[0], null, recs[2], recs[3]])
+    assert stream == [recs[0], recs[2], null, recs[3]] and put == 2
+    # the model on that schedule: the first put's records are committed before the task dies
+    from conformance.inputs.connector_config import sink_config
+    from conformance.generators.testable import placed_offsets
+    from conformance.inputs.wire import sink_records
+    from reference_impl.engine.model import PutSpec, expect
+
+    exp = expect(sink_config(cfg), sink_records(cfg, stream, placed_offsets(stream)), [PutSpec(0, 2), PutSpec(1, 2)])
+    assert exp.task_failure is not None and [list(o.offsets) for o in exp.objects if o.certain] == [[0, 1]]
+    # a null key with keys stored (R11.4) too; under scheduled rotation one record is enough (the
+    # boundary commits it while the sink settles)
+    keys = {**cfg, "store.kafka.keys": "true", "keys.format.class": BASE["format.class"],
+            "behavior.on.null.values": "ignore"}
+    nokey = {**recs[1], "key": None}
+    assert fatal_after_a_commit(keys, [nokey, recs[0], recs[2]]) == ([recs[0], recs[2], nokey], 2)
+    headers = {**cfg, "store.kafka.headers": "true", "headers.format.class": BASE["format.class"],
+               "behavior.on.null.values": "ignore"}
+    bare = {**recs[1], "headers": []}  # no headers at all (R11.4)
+    assert fatal_after_a_commit(headers, [bare] + [{**r, "headers": [["h", "1"]]} for r in recs[2:]])[1] == 2
+    sched = {**cfg, "flush.size": "5", "rotate.schedule.interval.ms": "2000", "timezone": "UTC"}
+    assert fatal_after_a_commit(sched, [null, recs[0], recs[2]]) == ([recs[0], null, recs[2]], 1)
+    # nothing the other records commit: the stream stays as drawn
+    assert fatal_after_a_commit({**cfg, "flush.size": "5"}, [null, recs[0]]) == ([null, recs[0]], None)
+    assert fatal_after_a_commit(cfg, recs) == (recs, None)
+

@@ -22,8 +22,28 @@ class Retriable(RuntimeError):
     """A retriable S3 error (5xx, throttling, a network error): R1.5."""
 
 
+class FileExists(Retriable):
+    """R8.2: a conditional Complete found the key taken (412, and a HEAD confirms it): the
+    object there is never overwritten; put() rewinds past it (R1.5)."""
+
+
+def precondition_failed(e: BaseException) -> bool:
+    """S3's answer to If-None-Match on a key that exists: a 412, or PreconditionFailed inside a 200."""
+    try:
+        from botocore.exceptions import ClientError
+    except ImportError:  # pragma: no cover
+        return False
+    if not isinstance(e, ClientError):
+        return False
+    status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0
+    return status == 412 or e.response.get("Error", {}).get("Code", "") == "PreconditionFailed"
+
+
 def is_retriable(e: BaseException) -> bool:
-    """R7.4: what the AWS SDK's default retry condition would retry: 5xx, throttling, network."""
+    """R7.4: what the AWS SDK's default retry condition would retry: 5xx, throttling, network;
+    and the sink's own retriable errors (R8.2)."""
+    if isinstance(e, Retriable):
+        return True
     try:
         from botocore.exceptions import (ClientError, ConnectionClosedError, ConnectTimeoutError,
                                          EndpointConnectionError, ReadTimeoutError)

@@ -93,6 +93,8 @@ class SinkSettings:
     decimal_format: str = "BASE64"  # json.decimal.format (R10.1)
     key_conv: RecordConverter = field(default_factory=lambda: RecordConverter("json"))
     value_conv: RecordConverter = field(default_factory=lambda: RecordConverter("json"))
+    conditional_writes: bool = False  # R8.1: Complete carries If-None-Match: * (never overwrites)
+    scan_limit: int = 100  # max.files.scan.limit (R8.2)
 
     @property
     def value_ext(self) -> str:
@@ -186,7 +188,12 @@ class SinkSettings:
                 pad=num("filename.offset.zero.pad.width", 10),
                 value_format=formats[fmt], keys=keys, headers=headers,
                 tombstone_ep=c.get("tombstone.encoded.partition", "tombstone").strip(),
-                decimal_format=c.get("json.decimal.format", "BASE64").strip().upper())
+                decimal_format=c.get("json.decimal.format", "BASE64").strip().upper(),
+                scan_limit=num("max.files.scan.limit", 100))
+        # R8.1: on unless turned off, with any rotate.schedule.interval.ms but exactly -1, and
+        # neither keys nor headers stored (S3SinkConnectorConfig.shouldEnableConditionalWrites)
+        s.conditional_writes = (flag("enable.conditional.writes", True) and s.schedule_ms != -1
+                                and not keys and not headers)
         if s.pad < 1:
             raise SinkConfigError(f"filename.offset.zero.pad.width={s.pad}: the Python sink needs a width of at least "
                                   "1 (the connector's validator rejects negative widths, and 0 builds Java's "

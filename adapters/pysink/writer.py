@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from adapters.pysink.encoding import (bytes_value, convert, field_ep, gzip_stream, headers_line, json_line, key_line,
                                       schema_key, value_key)
-from adapters.pysink.errors import Fenced, Killed, TaskFailed
+from adapters.pysink.errors import Fenced, FileExists, Killed, TaskFailed, precondition_failed
 from adapters.pysink.log import TP, LogRecord
 from adapters.pysink.settings import SinkSettings
 from adapters.pysink.timestamps import next_boundary, record_field_ts, time_bucket
@@ -74,6 +74,8 @@ class Writer:
         self.base_ts: int | None = None
         self.offset_to_commit: int | None = None
         self.failure_time: int | None = None
+        # R2.2 step 3: the key each record would get if it started a file, for R8.2's scan
+        self.start_keys: dict[int, str] = {}
         self.next_rotation = next_boundary(now, self.s.schedule_ms, self.s.tz) if self.s.schedule_ms > 0 else None
 
     # -- partitioning and rotation --
@@ -157,6 +159,8 @@ class Writer:
             if ts is not None and self.base_ts is None:
                 self.base_ts = ts
             ep = s.tombstone_ep if tomb else self.encode(rec, schema, payload, has_schema, ts)  # R6.7
+            if len(self.start_keys) < s.scan_limit:
+                self.start_keys[rec.offset] = self.object_key(ep, rec.offset)
             sch = schema_key(schema) if has_schema else None
             if ep in self.schemas and (self.schemas[ep] is None) != (sch is None):
                 self.commit(now, False)  # R3.7: a schemaless/schema'd switch within an ep
@@ -305,12 +309,21 @@ class Writer:
             f.gz = None
         self.upload_part(f, bytes(f.buf))
         f.buf = bytearray()
+        # R8.1: where conditional writes are on, an object already there is never overwritten
+        condition = {"IfNoneMatch": "*"} if s.conditional_writes else {}
         try:
             inst.s3("complete_multipart_upload", Bucket=s.bucket, Key=f.key, UploadId=f.upload_id,
-                    MultipartUpload={"Parts": f.parts})
+                    MultipartUpload={"Parts": f.parts}, **condition)
         except (Killed, Fenced):
             raise
         except Exception as e:
+            if condition and precondition_failed(e):
+                self.abort(f)
+                # R8.2: a HEAD confirms the key (a 403 counts as there); S3 contradicting itself is fatal
+                if not self.exists(f.key, forbidden=True):
+                    raise TaskFailed(f"CompleteMultipartUpload of {f.key} failed its If-None-Match but HEAD finds "
+                                     "no such key: contradicting answers from S3 (R8.2)") from e
+                raise FileExists(f"{f.key} already exists") from e
             if self.completion_failed(e):
                 self.abort(f)  # the Python sink aborts here too (Confluent leaks it, R7.6)
                 raise
@@ -322,18 +335,49 @@ class Writer:
         an error inside its 200 answer included (#855), so the file is written again."""
         return True
 
+    def exists(self, key: str, forbidden: bool) -> bool:
+        """A HEAD on `key`; `forbidden`: what a 403 answer counts as."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.inst.s3("head_object", Bucket=self.s.bucket, Key=key)
+            return True
+        except ClientError as e:
+            status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+            if status == 403:
+                return forbidden
+            if status == 404 or e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+
+    def next_free_start(self, start: int) -> int:
+        """R8.2: the first offset after `start` whose record would not start a file already in S3
+        (or is not known, or a HEAD on it is refused), scanning at most max.files.scan.limit."""
+        end = start + 1 + self.s.scan_limit
+        for offset in range(start + 1, end):
+            key = self.start_keys.get(offset)
+            if key is None or not self.exists(key, forbidden=False):
+                return offset
+        return end
+
     # -- R3.1 --
     def commit(self, now: int, timed: bool) -> None:
         """R3.1/R4.1: every open file of the TP is completed before the offset moves past it."""
         upto = self.current_offset + 1
         for ep in list(self.files):
-            for f in self.files[ep].streams:  # R11.1: value, then keys, then headers
-                self.finish(f)
+            fs = self.files[ep]
+            try:
+                for f in fs.streams:  # R11.1: value, then keys, then headers
+                    self.finish(f)
+            except FileExists:
+                fs.start = self.next_free_start(fs.start)  # put() rewinds to it (R1.5); files done stay (R8.3)
+                raise
             del self.files[ep]
         self.offset_to_commit = upto
         self.count = 0
         self.base_ts = None
         self.schemas.clear()
+        self.start_keys.clear()
         if timed and self.next_rotation is not None:
             self.next_rotation = next_boundary(now, self.s.schedule_ms, self.s.tz)
 

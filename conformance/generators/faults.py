@@ -202,6 +202,74 @@ def first_failure(config: Any, tp_records: list[tuple[int, Any]], index: dict, r
     return index.get((f.topic, f.partition, f.offset), len(records))
 
 
+def dies_at(cfg: dict[str, str], records: list[dict[str, Any]]) -> int | None:
+    """The stream position of the first record that kills the task (a fatal null, a writer's
+    own failure: each writer alone, as R1.4 shuffles them), or None."""
+    from conformance.inputs.connector_config import sink_config
+    from conformance.inputs.wire import sink_records as to_sink_records
+    from reference_impl.config import ConfigError
+    from reference_impl.engine.model import PutSpec, expect
+
+    try:
+        placed = placed_offsets(records)
+        config = sink_config(cfg)
+        sink_recs = to_sink_records(cfg, records, placed)
+        dies = expect(config, sink_recs, [PutSpec(T0, len(records))]).task_failure
+    except (ConfigError, ValueError):
+        return None
+    if dies is None or dies.offset is None:
+        return None
+    index = {(r["topic"], int(r["partition"]), off): i for i, (r, off) in enumerate(zip(records, placed))}
+    return min([index.get((dies.topic, dies.partition, dies.offset), len(records))]
+               + [first_failure(config, [(i, sr) for i, sr in enumerate(sink_recs) if (sr.topic, sr.partition) == tp],
+                                index, records) for tp in {(sr.topic, sr.partition) for sr in sink_recs}])
+
+
+# steps after which the sink starts over from the committed offsets
+RESTARTS = ("crash", "restart", "restart-task", "restart-connector", "kill-worker", "rebalance", "update-config")
+POLLS = ("quiet", "wait", "wait-fired", "pause")
+
+
+def dying_restart(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> int | None:
+    """The index of the first restart whose first put reads the record that kills the task: it
+    re-reads from the committed offsets everything produced until it first polls (the next step
+    that lets it), dies before any write (R1.4), and nothing is uploaded after it."""
+    death = dies_at(cfg, records)
+    if death is None:
+        return None
+    n = len(records)
+    for j, f in enumerate(faults):
+        if f.kind in RESTARTS:
+            polled = next((min(g.after, n) for g in faults[j + 1:] if g.kind in POLLS), n)
+            if death < polled:
+                return j
+    return None
+
+
+def before_restart(faults: list[FaultStep], i: int, dead: int, n: int) -> int | None:
+    """Where the uploads the rule `faults[i]` can fire on end when the restart `faults[dead]`
+    dies at once: the records the sink read at the last step before it that lets it poll (or
+    at the rule's own wait before it), and before a hang that holds the sink at the restart (a
+    crash mid-upload's); None: no upload comes for it (armed after the restart, or nothing
+    lets the sink read between)."""
+    if i > dead:
+        return None
+    names = {str(f.params.get("name")): j for j, f in enumerate(faults) if f.kind == "s3"}
+    waited = {str(f.params.get("rule")): j for j, f in enumerate(faults) if f.kind == "wait-fired"}
+    released = {str(f.params.get("rule")): j for j, f in enumerate(faults) if f.kind == "release"}
+    # a hang that fired before the restart and is released after it parks the sink from its firing on
+    holds = [j for name, j in names.items() if faults[j].params.get("action") == "hang" and j != i
+             and waited.get(name, len(faults)) < dead < released.get(name, len(faults))]
+    if any(j < i for j in holds):
+        return None
+    bound = min([dead] + holds)
+    own = waited.get(str(faults[i].params.get("name")))
+    if own is not None and own < bound:
+        return min(faults[own].after, n)
+    polls = [min(f.after, n) for f in faults[i + 1:bound] if f.kind in POLLS]
+    return polls[-1] if polls else None
+
+
 def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> list[FaultStep]:
     """The schedule without S3 rules that cannot fire: a rule on an upload request armed after
     `after` records waits for its `nth` matching request, and the model says how many uploads
@@ -211,7 +279,7 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     `unknown` for a reason of the generator's making."""
     # where the sink has read what came before: only a step that lets it poll (a fault that
     # restarts it at once may come before it read anything, its successor reads it all again)
-    cuts = sorted({min(f.after, len(records)) for f in faults if f.kind in ("quiet", "wait", "wait-fired", "pause")})
+    cuts = sorted({min(f.after, len(records)) for f in faults if f.kind in POLLS})
     counts = uploads_after(cfg, records, cuts)
     updated = {**cfg, **{str(k): str(v) for f in faults if f.kind == "update-config"
                          for k, v in dict(f.params.get("config", {})).items()}}
@@ -230,8 +298,16 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     # requests that never come while it is parked
     releases = {str(f.params.get("rule")): i for i, f in enumerate(faults) if f.kind == "release"}
     hung_until = -1
+    # after a restart that dies at once only the uploads before it come (before_restart)
+    dead = dying_restart(cfg, records, faults)
     out = []
     for i, f in enumerate(faults):
+        until = waits.get(str(f.params.get("name")))
+        if dead is not None and f.kind == "s3" and f.params.get("operation") in S3_UPLOAD_OPERATIONS:
+            until = before_restart(faults, i, dead, n)
+            if until is None:
+                dropped.add(str(f.params.get("name")))
+                continue
         if f.kind == "s3" and f.params.get("action") == "hang":
             if i < hung_until:
                 dropped.add(str(f.params.get("name")))
@@ -239,7 +315,7 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
             hung_until = releases.get(str(f.params.get("name")), len(faults))
         if f.kind == "s3" and f.params.get("operation") in S3_UPLOAD_OPERATIONS:
             name = str(f.params.get("name"))
-            available = counts[min(f.after, n)] - (counts[waits[name]] if name in waits else 0)
+            available = counts[min(f.after, n)] - (counts[until] if until is not None else 0)
             if available == 0:
                 dropped.add(str(f.params.get("name")))
                 continue

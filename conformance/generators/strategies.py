@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from conformance.inputs.scenario import Scenario
-from conformance.generators.testable import closing_a_file
+from conformance.inputs.scenario import FaultStep, Scenario
+from conformance.generators.testable import closing_a_file, fatal_after_a_commit
 from conformance.inputs.wire import with_worker_converters
 from conformance.generators.configs import SINK_FORMATS, sink_configs
 from conformance.generators.faults import fault_schedules, pacing, that_can_fire
@@ -28,7 +28,10 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     if topics["orders"] == 4:
         cfg = {**cfg, "tasks.max": "2"}
     records = closing_a_file(cfg, draw(sink_records(topics, max_records, cfg, kinds)))
+    records, fatal_put = fatal_after_a_commit(cfg, records)
     faults = draw(fault_schedules(len(records))) if with_faults else []
     if with_faults:
-        faults = sorted(faults + draw(pacing(cfg, len(records))), key=lambda f: f.after)
+        # the sink settles on what it can write before the record that kills its task comes
+        settle = [FaultStep(fatal_put, "quiet", {"seconds": 30})] if fatal_put is not None else []
+        faults = sorted(settle + faults + draw(pacing(cfg, len(records))), key=lambda f: f.after)
     return Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))

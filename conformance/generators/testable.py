@@ -14,14 +14,12 @@ from conformance.generators import values
 def first_written(records: list[dict[str, Any]], keys: bool, headers: bool, fatal_nulls: bool,
                    key_kind: str) -> list[dict[str, Any]]:
     """The stream with a record the sink writes first: one that would kill the task at the first
-    record (a null key with keys stored (R11.4), a null header value with headers stored (R10), a
-    null value under behavior.on.null.values=fail (R12.1)) leaves no object to compare, so the
-    first record that kills nothing goes ahead of it (the rule is still met later in the stream);
-    where every record kills, the first gets a plain key and text for its null headers. Changed
-    after drawing, so every other stream a seed draws stays the same."""
+    record (kills_task) leaves no object to compare, so the first record that kills nothing goes
+    ahead of it (the rule is still met later in the stream); where every record kills, the first
+    gets a plain key and text for its null headers (a header where it has none). Changed after
+    drawing, so every other stream a seed draws stays the same."""
     def kills(r: dict[str, Any]) -> bool:
-        return ((keys and r["key"] is None) or (fatal_nulls and r["value"] is None)
-                or (headers and any(h[1] is None for h in r["headers"] or [])))
+        return kills_task(r, keys, headers, fatal_nulls)
 
     if not records or not kills(records[0]):
         return records
@@ -32,8 +30,66 @@ def first_written(records: list[dict[str, Any]], keys: bool, headers: bool, fata
     if keys and first["key"] is None:
         first["key"] = values.plain_key(key_kind, 0)
     if headers:
-        first["headers"] = [[h[0], "" if h[1] is None else h[1]] for h in first["headers"] or []]
+        first["headers"] = [[h[0], "" if h[1] is None else h[1]] for h in first["headers"] or []] or [["h", "0"]]
     return [first] + records[1:]
+
+
+def kills_task(record: dict[str, Any], keys: bool, headers: bool, fatal_nulls: bool) -> bool:
+    """Whether a record kills the task that reads it: a null key with keys stored, no headers
+    with headers stored (R11.4), a null header value with headers stored (R10), a null value
+    under behavior.on.null.values=fail (R12.1)."""
+    return ((keys and record["key"] is None) or (fatal_nulls and record["value"] is None)
+            or (headers and (not record["headers"] or any(h[1] is None for h in record["headers"]))))
+
+
+def fatal_after_a_commit(cfg: dict[str, str], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:
+    """The stream with its first task-killing record (kills_task) in a later put than records
+    that commit an object, and where that put starts (None: unchanged). A put that holds a
+    fatal null fails before any writer runs (R1.4), so a stream whose records all come with its
+    first fatal record in one put leaves nothing to compare. As in a deployment where a bad
+    record arrives after others were written: the fewest records that commit an object by
+    themselves (flush.size and the other record-driven rules; under scheduled rotation any one
+    record, which the boundary commits while the sink is quiet) go first, in their order, and
+    the run lets the sink settle before the rest. Streams whose other records commit nothing
+    stay as drawn."""
+    from conformance.inputs.connector_config import sink_config
+    from conformance.inputs.wire import sink_records
+    from reference_impl.config import ConfigError
+    from reference_impl.engine.model import PutSpec, expect
+
+    keys = cfg.get("store.kafka.keys", "false").lower() == "true"
+    headers = cfg.get("store.kafka.headers", "false").lower() == "true"
+    fatal_nulls = cfg.get("behavior.on.null.values", "fail").lower() == "fail"
+    fatal = [kills_task(r, keys, headers, fatal_nulls) for r in records]
+    if not any(fatal):
+        return records, None
+    good = [r for r, f in zip(records, fatal) if not f]
+    try:
+        config = sink_config(cfg)
+    except (ConfigError, ValueError):
+        return records, None
+    scheduled = config.rotate_schedule_interval_ms > 0
+
+    def commits(k: int) -> bool:
+        """Whether the first k records that kill nothing commit an object by themselves."""
+        head = good[:k]
+        try:
+            exp = expect(config, sink_records(cfg, head, placed_offsets(head)), [PutSpec(0, k)])
+        except (ConfigError, ValueError):
+            return False
+        if exp.task_failure is not None:
+            return False
+        return any(o.value_object for o in exp.objects) or (scheduled and any(r["value"] is not None for r in head))
+
+    if not good or not commits(len(good)):
+        return records, None
+    lo, hi = 1, len(good)  # a longer head commits what a shorter one did (rotations look only back)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if commits(mid) else (mid + 1, hi)
+    ahead = {id(r) for r in good[:lo]}
+    stream = good[:lo] + [r for r in records if id(r) not in ahead]
+    return stream, next(i for i, r in enumerate(stream) if kills_task(r, keys, headers, fatal_nulls))
 
 
 def placed_offsets(records: list[dict[str, Any]]) -> list[int]:

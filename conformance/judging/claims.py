@@ -234,6 +234,17 @@ def conditional_writes(config: dict[str, str], version: str | None) -> bool:
         return False
 
 
+def several_open_files(config: dict[str, str]) -> bool:
+    """R3.10: several files of a topic-partition open at once: FieldPartitioner, a time-based one
+    without rotate.interval.ms (no partition-change rotation then) or with it turned off, and a
+    tombstone file beside a value file (R3.3: a change to or from it does not rotate)."""
+    part = config.get("partitioner.class", "DefaultPartitioner").rsplit(".", 1)[-1]
+    time_based = part in ("TimeBasedPartitioner", "DailyPartitioner", "HourlyPartitioner")
+    return (part == "FieldPartitioner" or config.get("rotate.file.on.partition.change", "true") == "false"
+            or (time_based and int(config.get("rotate.interval.ms", "-1") or -1) <= 0)
+            or config.get("behavior.on.null.values", "fail").lower() == "write")
+
+
 def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] = (),
               version: str | None = None, null_values: bool = False) -> Claim:
     kind = _kind(target)
@@ -268,13 +279,7 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     if any(f.kind == "update-config" for f in faults):
         exactly = False
         reasons.append("a config change mid-stream moves file boundaries (C3)")
-    # R3.10: several files of a topic-partition open at once: FieldPartitioner, a time-based one
-    # without rotate.interval.ms (no partition-change rotation then) or with it turned off, and a
-    # tombstone file beside a value file (R3.3: a change to or from it does not rotate)
-    time_based = part in ("TimeBasedPartitioner", "DailyPartitioner", "HourlyPartitioner")
-    several_open = (part == "FieldPartitioner" or config.get("rotate.file.on.partition.change", "true") == "false"
-                    or (time_based and int(config.get("rotate.interval.ms", "-1") or -1) <= 0)
-                    or config.get("behavior.on.null.values", "fail").lower() == "write")
+    several_open = several_open_files(config)
     # a dropped Complete response is an error to the sink too (a broken connection), so it retries
     retriable = any(f.kind == "s3" and f.params.get("action") in ("fail", "error-200", "drop-response")
                     for f in faults)
@@ -293,14 +298,13 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
         props |= EXACTLY_ONCE
         reasons.append("deterministic partitioner and rotation: exactly-once (§16)")
     zombie = any(f.kind in ("pause", "pause-worker") for f in faults)
-    # the Python sink does not implement conditional writes: its late uploads always overwrite
-    guarded = kind != "pysink" and conditional_writes(config, version)
+    # the Python sink sends If-None-Match where the connector does (R8.1)
+    guarded = conditional_writes(config, version)
     if zombie and (scheduled or wallclock) and not guarded:
         props -= {"no-loss", "commit-safety"}
         reasons.append("C4: a zombie's late upload can overwrite a newer object of the same key with other records "
-                       "(boundaries follow the wall clock, and conditional writes (R8) are "
-                       + ("not implemented by the Python sink" if kind == "pysink" else "off here")
-                       + "): no-loss and commit-safety measured, not claimed")
+                       "(boundaries follow the wall clock, and conditional writes (R8) are off here): no-loss and "
+                       "commit-safety measured, not claimed")
     process_faults = any(f.kind in ("crash", "pause", "rebalance", "kill-worker", "pause-worker") for f in faults)
     s3_faults = any(f.kind == "s3" for f in faults)
     # a CreateMultipartUpload whose answer never came makes an upload the sink never heard of

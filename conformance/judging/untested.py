@@ -17,7 +17,7 @@ DOMINANT_SHARE = 0.5
 
 
 def untested_reason(data: Any) -> str | None:
-    """Why the run (conformance.judging.checks.run.RunData) tested nothing, or None when it tested
+    """Why the run (conformance.judging.checks.base.RunData) tested nothing, or None when it tested
     something: no sample of the bucket (or the sink's own log) ever held a data object, and no
     record was produced, or every one is a tombstone, or the task died at its first record, or
     every record was rejected, or the model expects objects the sink never wrote, or it holds

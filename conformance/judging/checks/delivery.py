@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from conformance.judging.claims import C1
+from conformance.judging.claims import C1, several_open_files
 from conformance.judging.verdicts import UNKNOWN, Verdict, Witness
 from reference_impl.engine.contents import decode_view, encode_view
 from conformance.judging.checks.base import (RunData, TP, _at, _observed_objects, _past_fatal_null, _tp_name,
@@ -36,6 +36,12 @@ def no_loss(d: RunData) -> Verdict:
     # C1: a retriable error can cut a commit set after some of its files completed, so a later
     # offset is visible while an earlier one waits, in a file of the same set, to be written again
     cut_sets = C1 in d.claim.caveats and any(f.kind == "s3" and f.fired for f in d.observation.faults)
+    # R3.1/R3.10: so can a crash within a commit of several files (they complete one after
+    # another, in the order they were opened), where no restart writes them again: the task dies
+    # for good (a later offset then stays visible while earlier ones are never committed)
+    cut_sets = cut_sets or (several_open_files(d.scenario.connector) and any(
+        f.kind == "crash" and f.fired for f in d.observation.faults) and d.expectation is not None
+        and d.expectation.task_failure is not None)
     for tp, offsets in sorted(d.must_write.items()):
         top = -1 if cut_sets else max(visible[tp], default=-1)
         for o in sorted(offsets - visible[tp]):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import traceback
 from dataclasses import replace
 
-from conformance.judging.checks.base import CHECKS, RunData
 from conformance.judging.verdicts import PASS, UNKNOWN, Verdict
 # each family registers its checkers on import, in this order: the order of the properties
 from conformance.judging.checks import delivery, contents, commits, layout, liveness  # noqa: F401
+from conformance.judging.checks.base import CHECKS, RunData
 
 
 def run_checks(data: RunData, names: list[str] | None = None) -> list[Verdict]:
