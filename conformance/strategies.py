@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from conformance import values
 from conformance.scenario import VALUE_KINDS_BY_CONVERTER, FaultStep, Scenario, converter_kind, seq_value
+from conformance.rebalance_shapes import with_rebalance_shapes
 from conformance.testable import closing_a_file, first_written, placed_offsets
 from conformance.wire import with_worker_converters
 from reference_impl.converters import BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
@@ -562,7 +563,9 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     faults = draw(fault_schedules(len(records))) if with_faults else []
     if with_faults:
         faults = sorted(faults + draw(pacing(cfg, len(records))), key=lambda f: f.after)
-    return Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))
+    sc = Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))
+    # drawn last, so the draws above stay what they were for a seed
+    return with_rebalance_shapes(draw, sc, connector is None, with_faults)
 
 
 S3_UPLOAD_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
