@@ -227,7 +227,7 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
                 "the task FAILED, nothing after is written until it is restarted",
         workaround="keep the eager default assignor (no partition.assignment.strategy override); restart the "
                    "failed task",
-        scenarios=("cooperative-task-moves",),
+        scenarios=("cooperative-worker-joins-then-leaves",),
         signature=r"No writer found for topic partition|NullPointerException[\s\S]*S3SinkTask\.put",
     ),
     KnownBug(

@@ -515,7 +515,7 @@ PROCESS_FAULTS: dict[str, Callable[[], Scenario]] = {
 # scenarios that show a known bug of a released connector version (conformance.known_bugs)
 KNOWN_BUG_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "rotate-schedule-steady-stream": rotate_schedule_steady_stream,
-    "cooperative-task-moves": REBALANCE_SHAPES["cooperative-task-moves"],
+    "cooperative-worker-joins-then-leaves": REBALANCE_SHAPES["cooperative-worker-joins-then-leaves"],
 }
 
 # what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs,

@@ -19,6 +19,9 @@ TARGET = "kafka-connect:confluent@12.1.9"
 RESULTS: dict[str, object] = {}
 # what the real connector gives on each named scenario (every property it claims passes)
 EXPECTED = {name: "pass" for name in SUITE}
+# known bug confluent-close-drops-kept-writers (#950): a cooperative revocation drops the kept
+# partitions' writers and the task dies at their next record ("No writer found")
+EXPECTED["cooperative-worker-joins-then-leaves"] = "fail"
 
 
 def _stack(spec: str, tmp_path_factory):
