@@ -144,3 +144,26 @@ def test_generated_scenarios_reach_every_rebalance_shape():
 
     shapes()
     assert {"add-worker", "rebalance", "task-0-moves", "task-1-moves"} <= set(seen), seen
+
+
+def test_R1_7_on_12_1_9_a_cooperative_worker_join_is_the_known_bug_with_its_witness():
+    """The real 12.1.9 run of the cooperative scenario, replayed offline: the task that kept
+    partitions FAILED with "No writer found" (its close() dropped their writers), which the model
+    does not imitate (liveness fails) and the known-bug entry names with that witness."""
+    from pathlib import Path
+
+    import pytest
+
+    from conformance import fidelity
+    from conformance.known_bugs import reproduction
+
+    path = Path(__file__).parent / "fidelity" / f"confluent-12.1.9--{COOP}.json"
+    if not path.exists():
+        pytest.skip(f"no recorded run {path.name}")
+    bad = fidelity.replay(fidelity.load(path))
+    assert bad.disagreements() == []
+    assert next(v for v in bad.verdicts if v.property == "liveness").status == "fail"
+    bug = BY_ID["confluent-close-drops-kept-writers"]
+    assert bug.matches(bad.fixture["trace"]), bad.fixture["trace"]
+    witness = reproduction(bug, bad.result)
+    assert witness is not None and "No writer found for topic partition" in witness, witness
