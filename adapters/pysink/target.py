@@ -13,9 +13,9 @@ poll (a put() with whatever the log holds, possibly nothing).
 Fault kinds: `crash` (the instance dies where it is: nothing closed, nothing committed; a new
 one restarts from the committed offsets), `restart` / `restart-task` / `rebalance` /
 `add-worker` / `remove-worker` (graceful: close, abort open uploads, commit nothing, restart;
-the one instance that runs the task moves to the worker that joined or stays), `pause` (the instance stops polling;
-another takes the partitions: in-process at once via the log's group ownership, over a broker
-once the group evicts it; `takeover_after_s` waits before that), `resume` (paused instances
+the one instance that runs the task moves to the worker that joined or stays), `pause` (the
+instance stops polling; another takes the partitions: in-process at once via the log's group
+ownership, over a broker once the group evicts it; `takeover_after_s` waits before that), `resume` (paused instances
 go on with what they were doing, then find themselves fenced), `update-config` (config={...},
 then a graceful restart).
 """
