@@ -6,6 +6,7 @@ records, the default partitioner, no rotation by time, no nulls.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Any, Sequence
 
 from hypothesis import strategies as st
@@ -563,9 +564,10 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     faults = draw(fault_schedules(len(records))) if with_faults else []
     if with_faults:
         faults = sorted(faults + draw(pacing(cfg, len(records))), key=lambda f: f.after)
-    sc = Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))
-    # drawn last, so the draws above stay what they were for a seed
-    return with_rebalance_shapes(draw, sc, connector is None, with_faults)
+    # the rebalance shapes are drawn last, so the draws above stay what they were for a seed;
+    # the rules kept are those that can fire around every step, theirs included
+    sc = with_rebalance_shapes(draw, Scenario("generated", cfg, topics, records, faults), connector is None, with_faults)
+    return replace(sc, faults=that_can_fire(sc.connector, sc.records, sc.faults))
 
 
 S3_UPLOAD_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
