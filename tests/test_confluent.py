@@ -18,7 +18,12 @@ pytestmark = pytest.mark.kafka
 TARGET = "kafka-connect:confluent@12.1.9"
 RESULTS: dict[str, object] = {}
 # what the real connector gives on each named scenario (every property it claims passes)
-EXPECTED = {name: "pass" for name in SUITE}
+# known bug confluent-close-drops-kept-writers (#950) on 12.1.9: a cooperative revocation drops the
+# kept partitions' writers and the task dies at their next record ("No writer found"). Its run
+# needs the stack alone for some 70 s; it is replayed offline from its recording
+# (tests/test_known_bugs.py) instead of played here
+NAMES = [name for name in SUITE if name != "cooperative-worker-joins-then-leaves"]
+EXPECTED = {name: "pass" for name in NAMES}
 
 
 def _stack(spec: str, tmp_path_factory):
@@ -48,7 +53,7 @@ def named_results(stack, tmp_path_factory):
     from conformance.inputs.targets import start_connect_stack
 
     out = tmp_path_factory.mktemp("named")
-    names = list(SUITE)
+    names = NAMES
     spare = SpareStack(lambda: start_connect_stack(TARGET, tmp_path_factory.mktemp("stack-spare")))
 
     def run(name):
@@ -59,7 +64,7 @@ def named_results(stack, tmp_path_factory):
                                           spare=spare.spare)))
 
 
-@pytest.mark.parametrize("name", list(SUITE))
+@pytest.mark.parametrize("name", NAMES)
 def test_named_scenario_on_confluent_12_1_9(name, named_results):
     result = named_results[name]
     if isinstance(result, Exception):
@@ -74,14 +79,14 @@ def test_named_scenario_on_confluent_12_1_9(name, named_results):
 
 
 def test_each_fault_kind_fired_on_the_real_connector():
-    if len(RESULTS) < len(SUITE):
+    if len(RESULTS) < len(NAMES):
         pytest.skip("runs after the named scenarios of this module (run the module whole)")
     fired = Counter()
     for r in RESULTS.values():
         for f in r.observation.faults:
             if f.fired:
                 fired[f.params.get("action", f.kind) if f.kind == "s3" else f.kind] += 1
-    for kind in ("crash", "pause", "resume", "rebalance", "update-config", "restart-task",
+    for kind in ("crash", "pause", "resume", "rebalance", "add-worker", "remove-worker", "update-config", "restart-task",
                  "fail", "hang", "drop-response"):
         assert fired[kind] >= 1, (kind, dict(fired))
 

@@ -67,6 +67,7 @@ def test_a_zombie_without_its_hung_complete_is_dropped_whole():
 
 @given(scenarios(max_records=16, formats=CONFLUENT_FORMATS))
 def test_every_generated_rule_on_an_upload_has_uploads_to_fire_on(sc):
+    # counted as the generator counts them: the puts cut where a step lets the sink poll
     cuts = sorted({min(f.after, len(sc.records)) for f in sc.faults if f.kind in ("quiet", "wait", "wait-fired", "pause")})
     counts = uploads_after(sc.connector, sc.records, cuts)
     updated = {**sc.connector, **{k: v for f in sc.faults if f.kind == "update-config" for k, v in f.params["config"].items()}}

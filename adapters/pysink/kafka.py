@@ -2,8 +2,11 @@
 (confluent-kafka, `enable.auto.commit=false`), put() with each poll's batch (empty ones too),
 offsets committed explicitly with what the task's pre_commit hands back.
 
-Rebalances close every writer (R1.7; their uploads aborted, nothing committed, R1.8); the new
-owner resumes from the group's committed offsets (R1.2). A paused instance stops polling; the
+A rebalance closes the writers of the revoked partitions (their uploads aborted, nothing
+committed, R1.8): every writer under the eager assignor the group uses by default, only those of
+the partitions that move under `consumer.override.partition.assignment.strategy`
+=CooperativeStickyAssignor (librdkafka's cooperative-sticky). The new owner resumes from the
+group's committed offsets (R1.2). A paused instance stops polling; the
 broker evicts it after `max.poll.interval.ms` and another member takes the partitions. When
 it is resumed it finishes what it was doing, its commit is refused (or its partitions are
 reported lost) and it stops: a zombie, fenced by the group.
@@ -27,6 +30,21 @@ def consumer_timeouts(own_broker: bool) -> dict[str, Any]:
     if own_broker:
         return {"session.timeout.ms": 2000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 4000}
     return {"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000, "max.poll.interval.ms": 8000}
+
+
+# Kafka Connect's assignor classes (a sink connector's `consumer.override.partition.assignment.
+# strategy`) as librdkafka names them
+ASSIGNORS = {"RangeAssignor": "range", "RoundRobinAssignor": "roundrobin",
+             "CooperativeStickyAssignor": "cooperative-sticky"}
+
+
+def assignment_strategy(config: dict[str, str]) -> dict[str, Any]:
+    """The consumer's assignor as the connector config overrides it (the first of the list that
+    librdkafka knows); nothing where the config names none (the group's default: eager range)."""
+    named = [c.strip().rsplit(".", 1)[-1]
+             for c in str(config.get("consumer.override.partition.assignment.strategy", "")).split(",")]
+    known = [ASSIGNORS[c] for c in named if c in ASSIGNORS]
+    return {"partition.assignment.strategy": known[0]} if known else {}
 
 
 class KafkaSink(SinkInstance):
@@ -84,7 +102,9 @@ class KafkaSink(SinkInstance):
             # a resumed zombie: the group moved on while it slept; _on_fenced deals with it
             self.lost = "partitions revoked after a pause"
             return
-        self.task.close()  # R1.7: every writer, whatever was revoked
+        # eager revocation names every partition; a cooperative one only those that move, and the
+        # kept ones go on writing into their open files
+        self.task.close([(p.topic, p.partition) for p in partitions])
         for p in partitions:
             self.positions.pop((p.topic, p.partition), None)
             self._retry.pop((p.topic, p.partition), None)

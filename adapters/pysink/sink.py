@@ -86,10 +86,12 @@ class SinkTask:
         for tp in tps:
             self.writers[tp] = self.writer_class(self, tp, now)  # R1.1: replaced, not closed
 
-    def close(self) -> None:
-        for w in self.writers.values():
-            w.close()
-        self.writers.clear()
+    def close(self, tps: list[TP] | None = None) -> None:
+        """Close the writers of `tps` (every writer when None), aborting their open uploads
+        (R1.8). A cooperative rebalance revokes only the partitions that move: the kept ones keep
+        their writers and open files (what R1.7's close-all breaks, #649)."""
+        for tp in list(self.writers) if tps is None else [tp for tp in tps if tp in self.writers]:
+            self.writers.pop(tp).close()
 
     def pending(self) -> bool:
         return any(w.buffer or w.offset_to_commit is not None for w in self.writers.values())

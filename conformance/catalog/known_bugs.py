@@ -130,6 +130,12 @@ def _no_errant_record_reporter(cfg: dict[str, str]) -> bool:
     return not errant_records_tolerated(cfg)
 
 
+def _cooperative(cfg: dict[str, str]) -> bool:
+    from conformance.generators.rebalance_shapes import cooperative
+
+    return cooperative(cfg)
+
+
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         id="confluent-scheduled-rotation-npe",
@@ -200,6 +206,29 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         workaround="take 11.0.0 or later (AWS SDK v2 retries it, R7.4); or restart the failed task",
         scenarios=("error-inside-200-not-applied", "error-inside-200-with-keys", "error-inside-200-applied"),
         signature=r"(?=[\s\S]*InternalError)[\s\S]*[Cc]ompleteMultipartUpload",
+    ),
+    KnownBug(
+        id="confluent-close-drops-kept-writers",
+        sink="confluent",
+        title="A cooperative rebalance kills the task that keeps partitions: close() drops every writer (R1.7)",
+        cite="confluentinc/kafka-connect-storage-cloud#950",
+        also=("confluentinc/kafka-connect-storage-cloud#649", "confluentinc/kafka-connect-storage-cloud#648",
+              "confluentinc/kafka-connect-storage-cloud#954"),
+        # 10.0.37 closes only the revoked writers (commit ad113d8b), lost again in the merges into
+        # 10.1+; #950 (12.1.x) and #954 (10.6.x backport) came after every release here
+        affected=((None, "10.0.37"), ("10.1.0", None)),
+        fixed_in=("10.0.37",),
+        needs=_cooperative,
+        needs_text="consumer.override.partition.assignment.strategy=CooperativeStickyAssignor (cooperative "
+                   "rebalancing), with partitions moving while a task keeps others (tasks.max above one; a task "
+                   "or worker leaving or joining)",
+        symptom="the next record of a partition the task kept fails it: ConnectException \"No writer found for "
+                "topic partition ...\" (a NullPointerException in S3SinkTask.put before 10.6.11/11.0.8/12.0.0); "
+                "the task FAILED, nothing after is written until it is restarted",
+        workaround="keep the eager default assignor (no partition.assignment.strategy override); restart the "
+                   "failed task",
+        scenarios=("cooperative-worker-joins-then-leaves",),
+        signature=r"No writer found for topic partition|NullPointerException[\s\S]*S3SinkTask\.put",
     ),
     KnownBug(
         id="iceberg-first-commit-lost",

@@ -11,6 +11,7 @@ from conformance.catalog.gate import tombstones_with_record_time_rotation
 from conformance.catalog.aiven import AIVEN_OWN
 from conformance.catalog.iceberg import ICEBERG_OWN
 from conformance.catalog.lenses import LENSES_OWN
+from conformance.catalog.rebalance import REBALANCE_SHAPES
 from conformance.catalog.time_edges import time_edge_scenarios
 from conformance.inputs.scenario import FaultStep, Scenario
 
@@ -486,11 +487,13 @@ PROCESS_FAULTS: dict[str, Callable[[], Scenario]] = {
     "config-update-mid-stream": config_update_mid_stream,
     "task-restart-mid-stream": task_restart_mid_stream,
     "two-tasks-restart-task-1": two_tasks_restart_task_1,
+    "worker-joins-then-leaves": REBALANCE_SHAPES["worker-joins-then-leaves"],
 }
 
 # scenarios that show a known bug of a released connector version (conformance.catalog.known_bugs)
 KNOWN_BUG_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "rotate-schedule-steady-stream": rotate_schedule_steady_stream,
+    "cooperative-worker-joins-then-leaves": REBALANCE_SHAPES["cooperative-worker-joins-then-leaves"],
 }
 
 # what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs,

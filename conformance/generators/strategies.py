@@ -5,9 +5,12 @@ records, the default partitioner, no rotation by time, no nulls.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from conformance.inputs.scenario import FaultStep, Scenario
+from conformance.generators.rebalance_shapes import with_rebalance_shapes
 from conformance.generators.testable import closing_a_file, fatal_after_a_commit
 from conformance.inputs.wire import with_worker_converters
 from conformance.generators.configs import SINK_FORMATS, sink_configs
@@ -34,4 +37,7 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
         # the sink settles on what it can write before the record that kills its task comes
         settle = [FaultStep(fatal_put, "quiet", {"seconds": 30})] if fatal_put is not None else []
         faults = sorted(settle + faults + draw(pacing(cfg, len(records))), key=lambda f: f.after)
-    return Scenario("generated", cfg, topics, records, that_can_fire(cfg, records, faults))
+    # the rebalance shapes are drawn last, so the draws above stay what they were for a seed;
+    # the rules kept are those that can fire around every step, theirs included
+    sc = with_rebalance_shapes(draw, Scenario("generated", cfg, topics, records, faults), connector is None, with_faults)
+    return replace(sc, faults=that_can_fire(sc.connector, sc.records, sc.faults))

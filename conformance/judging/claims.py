@@ -305,7 +305,8 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
         reasons.append("C4: a zombie's late upload can overwrite a newer object of the same key with other records "
                        "(boundaries follow the wall clock, and conditional writes (R8) are off here): no-loss and "
                        "commit-safety measured, not claimed")
-    process_faults = any(f.kind in ("crash", "pause", "rebalance", "kill-worker", "pause-worker") for f in faults)
+    process_faults = any(f.kind in ("crash", "pause", "rebalance", "kill-worker", "pause-worker", "add-worker",
+                                     "remove-worker") for f in faults)
     s3_faults = any(f.kind == "s3" for f in faults)
     # a CreateMultipartUpload whose answer never came makes an upload the sink never heard of
     unknown_upload = any(f.kind == "s3" and f.params.get("action") == "drop-response"

@@ -218,7 +218,7 @@ def zombie_across_update(observation: Observation) -> bool:
 
 # faults that touch the whole Kafka Connect worker (or the group of workers), not only the run's
 # own connector: a run with one of them has a shared stack to itself
-WORKER_FAULTS = ("crash", "pause", "resume", "rebalance")
+WORKER_FAULTS = ("crash", "pause", "resume", "rebalance", "add-worker", "remove-worker")
 # runs at once on one warm stack, by default (two cores: the worker is the bottleneck)
 STACK_WORKERS = 3
 # spare stacks for the runs that need a stack alone (sinkcheck run and gate); on two cores a

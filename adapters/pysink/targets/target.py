@@ -11,10 +11,11 @@ In-process only: `clock=ManualClock(t0)` makes put() times deterministic, and
 poll (a put() with whatever the log holds, possibly nothing).
 
 Fault kinds: `crash` (the instance dies where it is: nothing closed, nothing committed; a new
-one restarts from the committed offsets), `restart` / `restart-task` / `rebalance` (graceful:
-close, abort open uploads, commit nothing, restart), `pause` (the instance stops polling;
-another takes the partitions: in-process at once via the log's group ownership, over a broker
-once the group evicts it; `takeover_after_s` waits before that), `resume` (paused instances
+one restarts from the committed offsets), `restart` / `restart-task` / `rebalance` /
+`add-worker` / `remove-worker` (graceful: close, abort open uploads, commit nothing, restart;
+the one instance that runs the task moves to the worker that joined or stays), `pause` (the
+instance stops polling; another takes the partitions: in-process at once via the log's group
+ownership, over a broker once the group evicts it; `takeover_after_s` waits before that), `resume` (paused instances
 go on with what they were doing, then find themselves fenced), `update-config` (config={...},
 then a graceful restart).
 """
@@ -39,7 +40,8 @@ from adapters.processes.managed import now_ms
 from adapters.observation import RecordToProduce
 from adapters.target import Fault, Target, TargetError, TargetInfo, UnsupportedFault
 
-FAULTS = ("crash", "restart", "restart-task", "rebalance", "pause", "resume", "update-config")
+FAULTS = ("crash", "restart", "restart-task", "rebalance", "add-worker", "remove-worker", "pause", "resume",
+          "update-config")
 ACCESS_KEY, SECRET_KEY, REGION = "sinkcheck", "sinkcheck-secret", "us-east-1"
 
 
@@ -177,11 +179,11 @@ class PySinkTarget(Target):
     def _new_instance(self) -> SinkInstance:
         kw = dict(task_class=self.task_class, scratch=self.scratch, journal=self.journal, name=self.name)
         if self.mode == "broker":
-            from adapters.pysink.kafka import KafkaSink, consumer_timeouts
+            from adapters.pysink.kafka import KafkaSink, assignment_strategy, consumer_timeouts
 
             short = self._own_stack is not None or str(
                 getattr(getattr(self.stack, "broker", None), "extra_props", {}).get("group.min.session.timeout.ms")) == "1000"
-            cc = {**consumer_timeouts(short), **self.consumer_config}
+            cc = {**consumer_timeouts(short), **assignment_strategy(self._config), **self.consumer_config}
             inst: SinkInstance = KafkaSink(self.stack.bootstrap, self.s3, self.settings, group=self.group,
                                            topics=sorted(self.topics), consumer_config=cc,
                                            name=f"{self.name}-{len(self.instances) + 1}",
@@ -280,7 +282,8 @@ class PySinkTarget(Target):
             old.kill()  # where it is: nothing closed, nothing committed
             self._new_instance()
             detail = f"{old.name} killed; {self.sink.name} restarts from the committed offsets"
-        elif kind in ("restart", "restart-task", "rebalance"):
+        elif kind in ("restart", "restart-task", "rebalance", "add-worker", "remove-worker"):
+            # one instance runs the task: a worker joining or leaving moves it, a rebalance
             self._stop_instance(old)
             self._new_instance()
             detail = f"{old.name} closed (open uploads aborted, nothing committed); {self.sink.name} started"

@@ -119,7 +119,8 @@ def misplaced_records(d: RunData) -> list[Witness]:
 
 # faults after which a new task instance starts over from the committed offsets; each may cut
 # one more file per topic-partition than the model (its first file starts at the restart point)
-RESTARTS = ("crash", "restart-task", "rebalance", "pause", "update-config", "lose-offset-commit")
+RESTARTS = ("crash", "restart-task", "rebalance", "add-worker", "remove-worker", "pause", "update-config",
+            "lose-offset-commit")
 
 
 @check("file-count", "P-FILE-COUNT")
