@@ -538,9 +538,13 @@ def pacing(draw: st.DrawFn, cfg: dict[str, str], n_records: int) -> list[FaultSt
     elsewhere (they would only slow a real run)."""
     if not wall_clock_config(cfg):
         return []
-    steps = [FaultStep(draw(st.integers(1, max(1, n_records))), "wait", {"seconds": draw(st.sampled_from(PACING_S))})
-             for _ in range(draw(st.integers(0, 3)))]
     interval_ms = int(cfg.get("rotate.schedule.interval.ms", "-1") or -1)
+    # under scheduled rotation a pause may outlast a whole interval mid-stream: the next record
+    # then arrives past a boundary while a file is open (11.0.1 dies there without a time-based
+    # partitioner: known bug confluent-scheduled-rotation-npe)
+    pauses = PACING_S + ((interval_ms / 1000 + 0.5,) if interval_ms > 0 else ())
+    steps = [FaultStep(draw(st.integers(1, max(1, n_records))), "wait", {"seconds": draw(st.sampled_from(pauses))})
+             for _ in range(draw(st.integers(0, 3)))]
     if interval_ms > 0:
         steps.append(FaultStep(n_records, "wait", {"seconds": interval_ms / 1000 + 0.5}))
     return steps
