@@ -95,9 +95,6 @@ def config_phases(scenario: Scenario, kind: str, cfg: SinkConfig,
 
 
 _MULTIPART = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
-# steps after which a FAILED Connect task runs again: its worker restarted, the task or
-# connector restarted by REST, or a new config (Connect starts the tasks anew)
-_REVIVES = ("crash", "kill-worker", "restart-task", "restart-connector", "update-config")
 
 
 def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | None = None,
@@ -110,8 +107,7 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
     target's task stops at, e.g. a null value Camel cannot write); a config update sends what the
     target's connector has a counterpart for, and is left out where that is nothing. Where an
     error inside Complete's 200 kills the task (`dies_at_error_200`: Confluent's connector with
-    the AWS SDK v1), no S3 rule after it can fire until a step restarts the task: those are left
-    out."""
+    the AWS SDK v1), only the first such rule can fire: the others are left out."""
     uploads = uploads_of(target_spec)
     data_key = data_key_glob_of(target_spec)
     out: list[FaultStep] = []
@@ -119,7 +115,6 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
     merged = dict(scenario.connector)
     before = translation_for(target_spec, merged)
     dropped_names: set[str] = set()
-    killed_by: int | None = None  # where the error-200 rule that kills the task was armed
     renumbered: list[int | None] = []  # each s3 step's index among this target's s3 steps (None: left out)
     for f in scenario.faults:
         ref = f.params.get("rule")
@@ -140,18 +135,13 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
             renumbered.append(None)
             dropped_names.add(str(f.params.get("name", "")))
             continue
-        if dies_at_error_200 and f.kind in _REVIVES:
-            killed_by = None  # the task this step brings back can meet S3 rules again
-        if dies_at_error_200 and f.kind == "s3" and killed_by is not None:
-            what = "a second error-200 rule" if f.params.get("action") == "error-200" else \
-                f"the {f.params.get('action')} rule on {f.params.get('operation')}"
-            notes.append(f"after {f.after}: {what} left out: the error-200 rule after {killed_by} kills the task "
-                         f"({SDK_V1_COMPLETE}) and nothing restarts it before this one")
+        if (dies_at_error_200 and f.kind == "s3" and f.params.get("action") == "error-200"
+                and any(o.kind == "s3" and o.params.get("action") == "error-200" for o in out)):
+            notes.append(f"after {f.after}: a second error-200 rule left out: the first kills the task "
+                         f"({SDK_V1_COMPLETE})")
             renumbered.append(None)
             dropped_names.add(str(f.params.get("name", "")))
             continue
-        if dies_at_error_200 and f.kind == "s3" and f.params.get("action") == "error-200":
-            killed_by = f.after
         writes_after = max(0, min(len(scenario.records), len(scenario.records) if writes_until is None
                                   else writes_until) - f.after)
         if on_put and writes_after == 0:
