@@ -70,3 +70,25 @@ def test_every_generated_rule_on_an_upload_has_uploads_to_fire_on(sc):
         if counts and f.kind == "s3":
             before_wait = counts[waits[f.params["name"]]] if f.params["name"] in waits else 0
             assert 1 <= int(f.params.get("nth", 1)) <= counts[min(f.after, len(sc.records))] - before_wait, (f, counts)
+
+
+def test_R7_a_generated_field_partitioner_config_keeps_its_open_files_buffers_within_a_worker_heap():
+    """Found by --profile default on real 10.6.18: FieldPartitioner on `tier` with 19 values in a
+    put, keys and headers stored: 57 open files of a 25 MiB part buffer each, the Connect worker
+    (768 MiB) died with OutOfMemoryError and the run failed no-loss. Generated FieldPartitioner
+    configs take the smallest part size S3 allows."""
+    from conformance.generation import generated_scenarios
+    from conformance.session import PROFILES, SIMULATED_EXAMPLES
+
+    _, derandomize, max_records = PROFILES["ci"]
+    field = [sc for sc in generated_scenarios(SIMULATED_EXAMPLES["ci"], None, derandomize, max_records)
+             if sc.connector.get("partitioner.class", "").endswith("FieldPartitioner")]
+    assert field
+    for sc in field:
+        # an open file per encoded partition of each topic-partition, and its keys and headers files
+        fields = [f.strip() for f in sc.connector["partition.field.name"].split(",")]
+        open_files = {(r["topic"], r["partition"], tuple(str(r["value"].get("payload", r["value"]).get(f)) for f in fields))
+                      for r in sc.records if isinstance(r["value"], dict)}
+        files = 1 + (sc.connector.get("store.kafka.keys") == "true") + (sc.connector.get("store.kafka.headers") == "true")
+        buffers = len(open_files) * files * int(sc.connector.get("s3.part.size", 26_214_400))
+        assert buffers < 768 * 2 ** 20, (sc.connector, len(open_files))
