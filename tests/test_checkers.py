@@ -8,6 +8,7 @@ from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSa
 from conformance.judging.checks.base import CHECKS, RunData
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import C1, claim_for
+from conformance.judging.untested import untested_reason
 from conformance.inputs.scenario import FaultStep, Scenario
 from conformance.judging.verdicts import FAIL, PASS, UNKNOWN, overall
 from reference_impl.config import parse_config
@@ -348,3 +349,31 @@ def test_P_COMMIT_SAFETY_a_rewind_by_the_suites_lost_offset_commit_is_not_the_si
     assert v["commit-safety"].status == PASS
     v = _lenses_run(objs, [(1000, 4), (1550, 0), (2000, 4)])  # the same step back, no fault: the sink's
     assert v["commit-safety"].status == FAIL and v["commit-safety"].witnesses[0].anomaly == "commit-backwards"
+
+
+def test_R7_4_a_rule_that_never_fired_after_an_error_inside_completes_200_killed_the_task_is_not_missing():
+    """Found by `--profile default` on real 10.6.18: an error inside Complete's 200 killed the SDK
+    v1 task, so a 503 rule on UploadPart of the same scenario never fired and the run was unknown.
+    No request came for it: it is not a fault the run lacks. It still is where the task was
+    brought back after (a worker restart), where it did not end FAILED, and on 11.0.0+ (SDK v2
+    retries)."""
+    e200 = {"operation": "CompleteMultipartUpload", "action": "error-200", "nth": 1, "name": "f0"}
+    late = {"operation": "UploadPart", "action": "fail", "status": 503, "nth": 1, "name": "f1"}
+    sc = scenario(6, [FaultStep(1, "s3", e200), FaultStep(3, "s3", late)])
+    records = [SinkRecord.from_json({**r, "offset": i}) for i, r in enumerate(sc.records)]
+
+    def data(version: str, status: str, *more: FaultEvent) -> RunData:
+        events = [FaultEvent("s3", e200, True, 5_000, 5_100), FaultEvent("s3", late, False), *more]
+        obs = Observation(faults=events, statuses=[StatusSample(9999, status, (status,))], quiet=True)
+        target = f"kafka-connect:confluent@{version}"
+        return RunData(sc, target, obs, claim_for(target, CONFIG, sc.faults, version), None, None, records)
+
+    def not_fired(version: str, status: str, *more: FaultEvent) -> list[str]:
+        return data(version, status, *more).faults_not_fired()
+
+    assert not_fired("10.6.18", "FAILED") == []
+    # no object before the task died (error-inside-200-with-keys on 10.6.18): the run says why
+    assert "error inside CompleteMultipartUpload's 200" in untested_reason(data("10.6.18", "FAILED"))
+    assert len(not_fired("10.6.18", "FAILED", FaultEvent("crash", {}, True, 6_000, 9_000))) == 1
+    assert len(not_fired("10.6.18", "RUNNING")) == 1
+    assert len(not_fired("12.1.9", "FAILED")) == 1

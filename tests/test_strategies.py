@@ -114,3 +114,24 @@ def test_R1_4_R12_1_a_fatal_null_comes_in_a_put_after_records_that_commit_an_obj
     assert fatal_after_a_commit({**cfg, "flush.size": "5"}, [null, recs[0]]) == ([null, recs[0]], None)
     assert fatal_after_a_commit(cfg, recs) == (recs, None)
 
+
+def test_R7_a_generated_field_partitioner_config_keeps_its_open_files_buffers_within_a_worker_heap():
+    """Found by --profile default on real 10.6.18: FieldPartitioner on `tier` with 19 values in a
+    put, keys and headers stored: 57 open files of a 25 MiB part buffer each, the Connect worker
+    (768 MiB) died with OutOfMemoryError and the run failed no-loss. Generated FieldPartitioner
+    configs take the smallest part size S3 allows."""
+    from conformance.playing.generated import generated_scenarios
+    from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
+
+    _, derandomize, max_records = PROFILES["ci"]
+    field = [sc for sc in generated_scenarios(SIMULATED_EXAMPLES["ci"], None, derandomize, max_records)
+             if sc.connector.get("partitioner.class", "").endswith("FieldPartitioner")]
+    assert field
+    for sc in field:
+        # an open file per encoded partition of each topic-partition, and its keys and headers files
+        fields = [f.strip() for f in sc.connector["partition.field.name"].split(",")]
+        open_files = {(r["topic"], r["partition"], tuple(str(r["value"].get("payload", r["value"]).get(f)) for f in fields))
+                      for r in sc.records if isinstance(r["value"], dict)}
+        files = 1 + (sc.connector.get("store.kafka.keys") == "true") + (sc.connector.get("store.kafka.headers") == "true")
+        buffers = len(open_files) * files * int(sc.connector.get("s3.part.size", 26_214_400))
+        assert buffers < 768 * 2 ** 20, (sc.connector, len(open_files))

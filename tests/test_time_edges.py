@@ -53,6 +53,24 @@ def test_R3_4_ci_draws_scheduled_rotation_with_every_partitioner_and_with_size_a
     assert any(f.kind == "wait" and f.after < len(sc.records) for sc in scheduled for f in sc.faults)
 
 
+def test_R3_4_ci_draws_a_steady_stream_across_a_schedule_boundary_under_a_partitioner_without_time():
+    """The condition of known bug confluent-scheduled-rotation-npe (11.0.1): scheduled rotation with
+    a partitioner that is not time-based, more records than flush.size, and records arriving in
+    short gaps (at most 1 s, below the worker's 2 s offset flush, whose empty put would rotate
+    first) across more than a whole interval, so a put holding records meets a boundary with a
+    file open. The generator's pauses once came one to three at a time, and no generated run
+    reached it (11.0.1 --profile ci)."""
+    def reaches(sc) -> bool:
+        interval_s = int(sc.connector.get("rotate.schedule.interval.ms", "-1")) / 1000
+        gaps = {f.after: f.params["seconds"] for f in sc.faults if f.kind == "wait" and f.params["seconds"] <= 1.0}
+        span, best = 0.0, 0.0
+        for i in range(1, len(sc.records)):
+            span = span + gaps[i] if i in gaps else 0.0
+            best = max(best, span)
+        return (interval_s > 0 and _partitioner(sc.connector) not in TIME
+                and len(sc.records) > int(sc.connector["flush.size"]) and best > interval_s)
+    assert any(reaches(sc) for sc in _ci_scenarios())
+
 def test_R6_3_R6_5_ci_draws_times_before_1970_and_offsetless_strings_under_other_zones():
     pre_1970 = offsetless = crossing = 0
     for sc in _ci_scenarios():
@@ -110,3 +128,24 @@ def test_R3_4_a_file_boundary_one_unit_off_names_the_record_and_both_keys(tmp_pa
     assert w.anomaly == "misplaced-record" and w.offsets == ("events-0@1",)
     assert (w.expected, w.observed) == ("topics/events/partition=0/events+0+0000000001.json",
                                         "topics/events/partition=0/events+0+0000000000.json")
+
+
+def test_R6_5_no_named_scenario_turns_a_number_field_into_text_so_a_table_sink_can_take_it():
+    """Found by --profile default on Iceberg: pre-1970-record-field's `ts` turned from a number
+    into text at offset 5, and the table's long column (typed by the first record) refused the
+    string (RecordConverter.convertLong): a harness case, not the sink's. A text column takes a
+    later number (offsetless-iso-berlin passes on Iceberg); a number column takes no text. So
+    numbers and text for RecordField are two scenarios (pre-1970-record-field, -text)."""
+    from conformance.catalog.named import SUITE
+
+    for name, make in SUITE.items():
+        first: dict[str, bool] = {}  # field -> whether its first non-null value is a number
+        for r in make().records:
+            value = r["value"]
+            payload = value.get("payload", value) if isinstance(value, dict) else None
+            for field, v in (payload or {}).items():
+                if v is None:
+                    continue
+                number = isinstance(v, (int, float)) and not isinstance(v, bool)
+                first.setdefault(field, number)
+                assert number or not first[field], (name, field, v)

@@ -189,7 +189,11 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         symptom="files rotate only on flush.size (or scheduled rotation): fewer, larger objects than documented, "
                 "records of one time window held open until flush.size is reached; no error anywhere",
         workaround="take 12.1.0 or later; or use rotate.schedule.interval.ms, which the wrapper does not hide",
-        scenarios=("tombstones-with-record-time-rotation",),
+        # the two tombstone scenarios of the time suite meet it too (behavior.on.null.values=write):
+        # on 11.0.1 record 7 of the record-field windows joins the file at 5 and the interval
+        # rotation's file is never closed
+        scenarios=("tombstones-with-record-time-rotation", "tombstones-amid-interval-rotation",
+                   "tombstones-amid-record-field-windows"),
     ),
     KnownBug(
         id="confluent-error-inside-complete-200",

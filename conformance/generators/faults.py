@@ -106,14 +106,22 @@ def wall_clock_config(cfg: dict[str, str]) -> bool:
 @st.composite
 def pacing(draw: st.DrawFn, cfg: dict[str, str], n_records: int) -> list[FaultStep]:
     """0–3 `wait` steps between records of a wall-clock config, so its puts spread over
-    unaligned times; under scheduled rotation a last one past a whole interval, so a boundary
-    commits what is open before the run ends (and an S3 rule on that upload fires). None
-    elsewhere (they would only slow a real run)."""
+    unaligned times; under scheduled rotation, one time in three, short gaps between all the
+    records (a steady stream across an interval where enough records come), and a last wait past
+    a whole interval, so a boundary commits what is open before the run ends (and an S3 rule on
+    that upload fires). None elsewhere (they would only slow a real run)."""
     if not wall_clock_config(cfg):
         return []
+    interval_ms = int(cfg.get("rotate.schedule.interval.ms", "-1") or -1)
     steps = [FaultStep(draw(st.integers(1, max(1, n_records))), "wait", {"seconds": draw(st.sampled_from(PACING_S))})
              for _ in range(draw(st.integers(0, 3)))]
-    interval_ms = int(cfg.get("rotate.schedule.interval.ms", "-1") or -1)
+    if interval_ms > 0 and n_records > 2 and draw(st.integers(0, 2)) == 2:  # shrinks to none
+        # a steady stream across a whole interval: records keep coming in short gaps, so a put
+        # holding records meets a boundary with a file open before an empty put (one per offset
+        # flush) rotates it (11.0.1 dies there without a bare time-based partitioner: known bug
+        # confluent-scheduled-rotation-npe; a single pause mostly ends after an empty put)
+        gap = round(max(0.25, min(1.0, (interval_ms / 1000 + 0.5) / (n_records - 1))), 2)
+        steps += [FaultStep(i, "wait", {"seconds": gap}) for i in range(1, n_records)]
     if interval_ms > 0:
         steps.append(FaultStep(n_records, "wait", {"seconds": interval_ms / 1000 + 0.5}))
     return steps

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from adapters.observation import BucketSample, Observation, S3Object
-from conformance.judging.claims import Claim
+from conformance.judging.claims import SDK_V1_COMPLETE, Claim
 from conformance.inputs.scenario import Scenario, record_seq
 from conformance.judging.verdicts import FAIL, PASS, Verdict, Witness
 from reference_impl.config import SinkConfig
@@ -148,7 +148,27 @@ class RunData:
         return cfg
 
     def faults_not_fired(self) -> list[str]:
-        return [f"{f.kind} {f.params}" for f in self.observation.faults if not f.fired]
+        """The scheduled faults whose trigger never matched. An S3 rule is not among them once an
+        error inside Complete's 200 has killed the task (SDK v1, R7.4) with nothing bringing it
+        back after: no request came for it to fire on (10.6.18 --profile default: a 503 rule on
+        UploadPart armed after such a rule, unknown)."""
+        dead = self.task_killed_by_error_200()
+        return [f"{f.kind} {f.params}" for f in self.observation.faults
+                if not f.fired and not (dead and f.kind == "s3")]
+
+    def task_killed_by_error_200(self) -> bool:
+        """Whether the run ended with its task FAILED by the first error-200 rule that fired, on a
+        connector whose S3 client does not retry it, and no restart, config update or worker
+        restart after that fault."""
+        if SDK_V1_COMPLETE not in self.claim.caveats:
+            return False
+        st = self.observation.statuses
+        if not st or "FAILED" not in st[-1].task_states:
+            return False
+        fired = [f.at_ms for f in self.observation.faults
+                 if f.kind == "s3" and f.fired and f.params.get("action") == "error-200" and f.at_ms is not None]
+        return bool(fired) and not any(f.kind in REVIVES and f.fired and (f.at_ms or 0) > min(fired)
+                                       for f in self.observation.faults)
 
 
 def _raw_value(r: SinkRecord) -> Any:
@@ -159,6 +179,11 @@ def _raw_value(r: SinkRecord) -> Any:
 
 def _sibling(key: str) -> bool:
     return ".keys." in key or ".headers." in key
+
+
+# faults after which a FAILED Connect task runs again: its worker restarted (`crash` is a
+# kill-worker with a restart), the task or connector restarted by REST, a new config
+REVIVES = ("crash", "kill-worker", "restart-task", "restart-connector", "update-config")
 
 
 # directories a sink keeps its own files in, next to its data: Spark's metadata log and
