@@ -189,7 +189,7 @@ class ConnectFaults:
             detail = f"{w.name} joined and left"
         elif kind == "update-config":
             changes = {str(k): str(v) for k, v in dict(params.get("config", {})).items()}
-            new = {**self.config, **changes}
+            new = self.updated_config(changes)
             before = self._before_restart()
             self._submit_config(new)
             changed = new != self.config

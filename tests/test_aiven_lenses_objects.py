@@ -141,3 +141,28 @@ def test_an_s3_rule_on_a_lenses_data_file_goes_on_its_staged_putobject():
 def test_bytes_in_lenses_are_one_record_a_file():
     t = translate({"topics": "t", "flush.size": "4", "format.class": "ByteArrayFormat"}, PROFILES["lenses"])
     assert "STOREAS `BYTES` PROPERTIES('flush.count'=1," in t.config["connect.s3.kcql"]
+
+
+def test_a_config_update_of_lenses_kcql_keeps_the_runs_bucket_and_topic(tmp_path):
+    """config-update-mid-stream on a warm stack (`sinkcheck run --profile ci`): the update's KCQL,
+    translated from the scenario's names, reached the worker reading `events` where the run's
+    topic is `events-r21`, and the task died ("Can't find the KCQL for source topic"). The update
+    is filled in as the start was."""
+    from adapters.connectors import S3Location, fill_config
+    from adapters.kafka_connect import KafkaConnectTarget
+    from conformance.named import SUITE
+    from conformance.runner import faults_for_target, on_shared_stack
+    from conformance.targets import translation_for
+
+    spec = "kafka-connect:lenses@11.7.2"
+    scenario = on_shared_stack(SUITE["config-update-mid-stream"](), "-r21")
+    steps, _ = faults_for_target(scenario, spec)
+    [update] = [f for f in steps if f.kind == "update-config"]
+    target = KafkaConnectTarget(tmp_path, profile="lenses")
+    target.profile, target._location = PROFILES["lenses"], S3Location("http://s3", "bkt-3", "a", "s")
+    target.config = fill_config(translation_for(spec, scenario.connector).config, target.profile,
+                                target._location, scenario.topics)
+    assert "FROM `events-r21`" in target.config["connect.s3.kcql"]
+    kcql = target.updated_config(update.params["config"])["connect.s3.kcql"]
+    assert kcql.startswith("INSERT INTO bkt-3:out SELECT * FROM `events-r21` STOREAS `JSON`")
+    assert "'flush.count'=3" in kcql
