@@ -166,3 +166,19 @@ def test_a_config_update_of_lenses_kcql_keeps_the_runs_bucket_and_topic(tmp_path
     kcql = target.updated_config(update.params["config"])["connect.s3.kcql"]
     assert kcql.startswith("INSERT INTO bkt-3:out SELECT * FROM `events-r21` STOREAS `JSON`")
     assert "'flush.count'=3" in kcql
+
+
+def test_lenses_json_store_stops_at_the_first_bytes_value():
+    """generated-002 of `--profile ci` on Lenses: a bytes value under STOREAS `JSON` killed the task
+    ("Cannot currently write byte array as json", ToJsonDataConverter). The run knows where the
+    task stops (the S3 rules after it are left out) and claims no liveness for it."""
+    from conformance.claims import task_stops_at
+
+    json_cfg = translate({"topics": "t", "flush.size": "4"}, PROFILES["lenses"]).config
+    assert task_stops_at("lenses", json_cfg, [{"seq": 1}, "text", b"\x00", None]) == 2
+    avro = translate({"topics": "t", "flush.size": "4", "format.class": "AvroFormat"}, PROFILES["lenses"]).config
+    assert task_stops_at("lenses", avro, [b"\x00"]) is None
+    assert task_stops_at("camel", {}, ["a", b"\x00", None]) == 2  # Camel's task stops at a null value
+    c = claim_for("kafka-connect:lenses@11.7.2", json_cfg, bytes_values=True)
+    assert not c.claims("liveness") and not c.claims("commit-progress") and c.claims("no-duplicates")
+    assert claim_for("kafka-connect:lenses@11.7.2", avro, bytes_values=True).claims("liveness")
