@@ -195,7 +195,8 @@ class ConnectFaults:
             changed = new != self.config
             self.config = new
             if changed:  # Connect restarts the task only when its config changes
-                self._wait_task_replaced(before, "the tasks to restart with the new config", config=changes)
+                self._wait_task_replaced(before, "the tasks to restart with the new config",
+                                         config={k: new[k] for k in changes})
             self._wait_settled()
             # the restarted task resumes from the group's committed offsets (R1.2)
             restart_from = self.committed_offsets()
