@@ -182,3 +182,18 @@ def test_lenses_json_store_stops_at_the_first_bytes_value():
     c = claim_for("kafka-connect:lenses@11.7.2", json_cfg, bytes_values=True)
     assert not c.claims("liveness") and not c.claims("commit-progress") and c.claims("no-duplicates")
     assert claim_for("kafka-connect:lenses@11.7.2", avro, bytes_values=True).claims("liveness")
+
+
+def test_aivens_csv_gets_the_key_only_through_a_string_or_bytes_key_converter():
+    """--profile default on Aiven: a null key read by JsonConverter has no schema, and Aiven's
+    KeyPlainWriter ("key schema cannot be null") threw in every flush: no offset was ever committed.
+    Its README has csv keys come through ByteArrayConverter or StringConverter only."""
+    base = {"topics": "t", "flush.size": "1", "format.class": "ByteArrayFormat"}
+    json_key = translate({**base, "key.converter": "org.apache.kafka.connect.json.JsonConverter"}, PROFILES["aiven"])
+    assert json_key.config["format.output.fields"] == "value,offset,timestamp"
+    assert json_key.config["key.converter"] == "org.apache.kafka.connect.json.JsonConverter"
+    string_key = translate({**base, "key.converter": "org.apache.kafka.connect.storage.StringConverter"},
+                           PROFILES["aiven"])
+    assert string_key.config["format.output.fields"] == "key,value,offset,timestamp"
+    jsonl = translate({"topics": "t", "key.converter": "org.apache.kafka.connect.json.JsonConverter"}, PROFILES["aiven"])
+    assert jsonl.config["format.output.fields"] == "key,value,offset,timestamp"
