@@ -269,6 +269,9 @@ def _lenses_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
                        "(Lenses' default is 1 h)")]
     if config.get("s3.region"):
         out.append(Counterpart(LENSES_PREFIX + "aws.region", config["s3.region"], ("s3.region",), "the bucket's region"))
+    if config.get("behavior.on.null.values", "").strip().lower() == "ignore":
+        out.append(Counterpart(LENSES_PREFIX + "skip.null.values", "true", ("behavior.on.null.values",),
+                               "a tombstone skipped (Lenses' default writes it)"))
     return out
 
 

@@ -209,3 +209,10 @@ def test_an_aiven_object_is_named_by_its_first_row_a_tombstone_too():
     body = b"azE=,,4,5\nazI=,eyJzZXEiOiAyfQ==,5,6\n"
     assert first_row_offset(S3Object("events-0-4", len(body), "e", body), cfg, 5) == 4
     assert first_row_offset(S3Object("events-0-4", len(body), "e", body), {"format.output.fields": "value"}, 5) == 5
+
+
+def test_lenses_skips_tombstones_where_the_scenario_ignores_them():
+    t = translate({"topics": "t", "behavior.on.null.values": "ignore"}, PROFILES["lenses"])
+    assert t.config["connect.s3.skip.null.values"] == "true" and "behavior.on.null.values" not in t.dropped
+    w = translate({"topics": "t", "behavior.on.null.values": "write"}, PROFILES["lenses"])
+    assert "connect.s3.skip.null.values" not in w.config and "behavior.on.null.values" in w.dropped
