@@ -141,3 +141,78 @@ def test_an_s3_rule_on_a_lenses_data_file_goes_on_its_staged_putobject():
 def test_bytes_in_lenses_are_one_record_a_file():
     t = translate({"topics": "t", "flush.size": "4", "format.class": "ByteArrayFormat"}, PROFILES["lenses"])
     assert "STOREAS `BYTES` PROPERTIES('flush.count'=1," in t.config["connect.s3.kcql"]
+
+
+def test_a_config_update_of_lenses_kcql_keeps_the_runs_bucket_and_topic(tmp_path):
+    """config-update-mid-stream on a warm stack (`sinkcheck run --profile ci`): the update's KCQL,
+    translated from the scenario's names, reached the worker reading `events` where the run's
+    topic is `events-r21`, and the task died ("Can't find the KCQL for source topic"). The update
+    is filled in as the start was."""
+    from adapters.connect.profiles import S3Location, fill_config
+    from adapters.connect.target import KafkaConnectTarget
+    from conformance.catalog.named import SUITE
+    from conformance.playing.runner import faults_for_target, on_shared_stack
+    from conformance.inputs.targets import translation_for
+
+    spec = "kafka-connect:lenses@11.7.2"
+    scenario = on_shared_stack(SUITE["config-update-mid-stream"](), "-r21")
+    steps, _ = faults_for_target(scenario, spec)
+    [update] = [f for f in steps if f.kind == "update-config"]
+    target = KafkaConnectTarget(tmp_path, profile="lenses")
+    target.profile, target._location = PROFILES["lenses"], S3Location("http://s3", "bkt-3", "a", "s")
+    target.config = fill_config(translation_for(spec, scenario.connector).config, target.profile,
+                                target._location, scenario.topics)
+    assert "FROM `events-r21`" in target.config["connect.s3.kcql"]
+    kcql = target.updated_config(update.params["config"])["connect.s3.kcql"]
+    assert kcql.startswith("INSERT INTO bkt-3:out SELECT * FROM `events-r21` STOREAS `JSON`")
+    assert "'flush.count'=3" in kcql
+
+
+def test_lenses_json_store_stops_at_the_first_bytes_value():
+    """generated-002 of `--profile ci` on Lenses: a bytes value under STOREAS `JSON` killed the task
+    ("Cannot currently write byte array as json", ToJsonDataConverter). The run knows where the
+    task stops (the S3 rules after it are left out) and claims no liveness for it."""
+    from conformance.judging.claims import task_stops_at
+
+    json_cfg = translate({"topics": "t", "flush.size": "4"}, PROFILES["lenses"]).config
+    assert task_stops_at("lenses", json_cfg, [{"seq": 1}, "text", b"\x00", None]) == 2
+    avro = translate({"topics": "t", "flush.size": "4", "format.class": "AvroFormat"}, PROFILES["lenses"]).config
+    assert task_stops_at("lenses", avro, [b"\x00"]) is None
+    assert task_stops_at("camel", {}, ["a", b"\x00", None]) == 2  # Camel's task stops at a null value
+    c = claim_for("kafka-connect:lenses@11.7.2", json_cfg, bytes_values=True)
+    assert not c.claims("liveness") and not c.claims("commit-progress") and c.claims("no-duplicates")
+    assert claim_for("kafka-connect:lenses@11.7.2", avro, bytes_values=True).claims("liveness")
+
+
+def test_aivens_csv_gets_the_key_only_through_a_string_or_bytes_key_converter():
+    """--profile default on Aiven: a null key read by JsonConverter has no schema, and Aiven's
+    KeyPlainWriter ("key schema cannot be null") threw in every flush: no offset was ever committed.
+    Its README has csv keys come through ByteArrayConverter or StringConverter only."""
+    base = {"topics": "t", "flush.size": "1", "format.class": "ByteArrayFormat"}
+    json_key = translate({**base, "key.converter": "org.apache.kafka.connect.json.JsonConverter"}, PROFILES["aiven"])
+    assert json_key.config["format.output.fields"] == "value,offset,timestamp"
+    assert json_key.config["key.converter"] == "org.apache.kafka.connect.json.JsonConverter"
+    string_key = translate({**base, "key.converter": "org.apache.kafka.connect.storage.StringConverter"},
+                           PROFILES["aiven"])
+    assert string_key.config["format.output.fields"] == "key,value,offset,timestamp"
+    jsonl = translate({"topics": "t", "key.converter": "org.apache.kafka.connect.json.JsonConverter"}, PROFILES["aiven"])
+    assert jsonl.config["format.output.fields"] == "key,value,offset,timestamp"
+
+
+def test_an_aiven_object_is_named_by_its_first_row_a_tombstone_too():
+    """tombstones-amid-record-field-windows on Aiven (--profile ci): `events-0-4` starts with the
+    tombstone at offset 4 (an empty value column) and Aiven names it so; its first record is 5."""
+    from adapters.observation import S3Object
+    from conformance.judging.checks.aiven import first_row_offset
+
+    cfg = {"format.output.fields": "key,value,offset,timestamp"}
+    body = b"azE=,,4,5\nazI=,eyJzZXEiOiAyfQ==,5,6\n"
+    assert first_row_offset(S3Object("events-0-4", len(body), "e", body), cfg, 5) == 4
+    assert first_row_offset(S3Object("events-0-4", len(body), "e", body), {"format.output.fields": "value"}, 5) == 5
+
+
+def test_lenses_skips_tombstones_where_the_scenario_ignores_them():
+    t = translate({"topics": "t", "behavior.on.null.values": "ignore"}, PROFILES["lenses"])
+    assert t.config["connect.s3.skip.null.values"] == "true" and "behavior.on.null.values" not in t.dropped
+    w = translate({"topics": "t", "behavior.on.null.values": "write"}, PROFILES["lenses"])
+    assert "connect.s3.skip.null.values" not in w.config and "behavior.on.null.values" in w.dropped

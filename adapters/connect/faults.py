@@ -190,13 +190,14 @@ class ConnectFaults:
             detail = f"{w.name} joined and left"
         elif kind == "update-config":
             changes = {str(k): str(v) for k, v in dict(params.get("config", {})).items()}
-            new = {**self.config, **changes}
+            new = self.updated_config(changes)
             before = self._before_restart()
             self._submit_config(new)
             changed = new != self.config
             self.config = new
             if changed:  # Connect restarts the task only when its config changes
-                self._wait_task_replaced(before, "the tasks to restart with the new config", config=changes)
+                self._wait_task_replaced(before, "the tasks to restart with the new config",
+                                         config={k: new[k] for k in changes})
             self._wait_settled()
             # the restarted task resumes from the group's committed offsets (R1.2)
             restart_from = self.committed_offsets()

@@ -132,6 +132,7 @@ class KafkaConnectTarget(ConnectFaults, Target):
         self._admin = None
         self._group_offsets = None
         self._s3 = None
+        self._location: S3Location | None = None  # where the connector writes (set on start)
         self.sampler_errors: list[str] = []
         self.connector_version: str | None = None
 
@@ -197,6 +198,7 @@ class KafkaConnectTarget(ConnectFaults, Target):
                             MotoS3Server.SECRET_KEY, MotoS3Server.REGION)
         else:
             s3 = None
+        self._location = s3
         cfg = self._complete_config(name, fill_config(cfg, self.profile, s3, topics), s3)
         self.create_topics(topics)
         self.topics.update(topics)
@@ -204,6 +206,13 @@ class KafkaConnectTarget(ConnectFaults, Target):
         self._submit_config(cfg)
         self.wait_running(self.running_timeout_s)
         self._start_sampler()
+
+    def updated_config(self, changes: Mapping[str, str]) -> dict[str, str]:
+        """The connector's config with a config update's `changes`, filled in as the start's was:
+        an update that rewrites a property holding the bucket and topics (Lenses' KCQL, translated
+        from the scenario's names) gets the run's bucket and topics in it again."""
+        new = {**self.config, **changes}
+        return fill_config(new, self.profile, self._location) if self.profile is not None else new
 
     def _complete_config(self, name: str, cfg: dict[str, str], s3: S3Location | None) -> dict[str, str]:
         """What a sink needs beside the endpoint, bucket and credentials, from what the run

@@ -14,15 +14,15 @@ from adapters.target import Fault, Target, TargetInfo
 from conformance.judging.checks.base import RunData
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import (C1, CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim, claims_for,
-    fatal_error_inside_complete, null_stops_task)
+                                fatal_error_inside_complete, task_stops_at)
 from conformance.inputs import wire
 from conformance.inputs.connector_config import sink_config
 from conformance.playing.puts import put_schedule
 from conformance.inputs.scenario import FaultStep, Scenario, ScenarioError
 from conformance.judging.untested import untested_reason
 from conformance.playing.user_config import unread_topics
-from conformance.inputs.targets import (connect_profile, data_key_glob_of, make_target, simulated,
-    target_kind, translation_for, uploads_of, worker_converters)
+from conformance.inputs.targets import (connect_profile, data_key_glob_of, make_target, simulated, target_kind,
+                                 translation_for, uploads_of, worker_converters)
 from conformance.judging.verdicts import PASS, UNKNOWN, Verdict, overall
 from reference_impl.config import SinkConfig
 from reference_impl.converters import ConverterError
@@ -147,10 +147,10 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
                                   else writes_until) - f.after)
         if on_put and writes_after == 0:
             why = ("no record is produced after it" if writes_until is None or f.after >= len(scenario.records)
-                   else f"the task stops at record {writes_until} (a null value it cannot write) before any "
+                   else f"the task stops at record {writes_until} (a value it cannot write) before any "
                         "record after it")
             notes.append(f"after {f.after}: the rule on {f.params['operation']} left out: {why}, and this "
-                         "connector writes each record with one PutObject")
+                         "connector writes each object with one PutObject")
             renumbered.append(None)
             dropped_names.add(str(f.params.get("name", "")))
             continue
@@ -412,9 +412,10 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
                             f"which refuse them: {e}. Give it records those converters read (a table sink: maps or "
                             "Structs)") from None
     read_value = wire.converters(sent, worker)[1]
-    nulls = [i for i, p in enumerate(to_produce) if read_value.to_connect(p.value).value is None]
-    # a sink whose task a null value stops (Camel without an errant-record reporter) writes nothing after it
-    stops_at = nulls[0] if nulls and null_stops_task(kind, sent) else None
+    values = [read_value.to_connect(p.value).value for p in to_produce]
+    nulls = [i for i, v in enumerate(values) if v is None]
+    byte_values = [i for i, v in enumerate(values) if isinstance(v, (bytes, bytearray))]
+    stops_at = task_stops_at(kind, sent, values)
     runs_version = connect_profile(target_spec)[1] if kind == "confluent" else None
     dies_at_200 = kind == "confluent" and fatal_error_inside_complete(scenario.faults,
                                                                       runs_version or scenario.connector_version)
@@ -450,7 +451,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         # the model holds the connector to the version that runs
         scenario = replace(scenario, connector_version=runs)
     null_values = bool(nulls)
-    claims = claims_for(kind, sent, fault_steps, scenario.connector_version, null_values)
+    claims = claims_for(kind, sent, fault_steps, scenario.connector_version, null_values, bool(byte_values))
     claim = claims[0]
     cfg = model_config(scenario, kind)
     produced_offsets: list[int] = []

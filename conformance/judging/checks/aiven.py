@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import base64
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Mapping
 
 from conformance.judging.checks.base import RunData, _at, _verdict
-from conformance.judging.objects import aiven_groups_by_key, aiven_key, aiven_records
+from conformance.judging.objects import aiven_fields, aiven_groups_by_key, aiven_key, aiven_records, aiven_rows
 from conformance.judging.verdicts import UNKNOWN, Verdict, Witness
 from reference_impl.connect_data import SinkRecord
 
@@ -25,6 +25,18 @@ def _key_text(key: Any) -> str | None:
     return key.decode("utf-8", "replace") if isinstance(key, (bytes, bytearray)) else str(key)
 
 
+def first_row_offset(obj: Any, cfg: Mapping[str, str], first_record: int) -> int:
+    """The offset of an object's first row where its fields carry one, else that of its first
+    record (a tombstone is a row, written with an empty value, before the record after it)."""
+    if obj.body is None or "offset" not in aiven_fields(cfg):
+        return first_record
+    try:
+        rows = aiven_rows(obj.body, cfg)
+        return int(rows[0]["offset"]) if rows else first_record
+    except (ValueError, KeyError, TypeError):
+        return first_record
+
+
 def aiven_naming(d: RunData) -> Verdict:
     """Each key is Aiven's name for its first record: the template filled in (with the record's
     key for a `{{key}}` template), the default's extensions, or `aws.s3.prefix`'s legacy name."""
@@ -37,6 +49,8 @@ def aiven_naming(d: RunData) -> Verdict:
         if not offs:
             continue
         (topic, p), start = offs[0]
+        # the name's start offset is the file's first row, a tombstone (which holds no record) too
+        start = first_row_offset(obj, cfg, start)
         rec = records.get((topic, p, start))
         want = aiven_key(cfg, topic, p, start, _key_text(rec.key) if by_key and rec is not None else None)
         if want is None:

@@ -24,7 +24,7 @@ def commit_safety(d: RunData) -> Verdict:
     last: dict[tuple[str, Any, int], int] = {}
     # the suite's own rewinds (a lost offset commit: the offsets set back through the REST API)
     # start a new span: a step back across one is the fault, not the sink's
-    rewinds = sorted(f.at_ms for f in d.observation.faults
+    rewinds = sorted((f.at_ms, f.until_ms or f.at_ms) for f in d.observation.faults
                      if f.kind == "lose-offset-commit" and f.fired and f.at_ms is not None)
     # in the order they were read: samplers on two threads can append out of order
     for os_ in sorted(d.observation.offset_samples, key=lambda o: o.at_ms):
@@ -38,7 +38,9 @@ def commit_safety(d: RunData) -> Verdict:
                                  observed=f"{len(missing)} not visible",
                                  explanation=f"at {os_.at_ms} {name} was committed to {k} but offset {missing[0]} was not in "
                                              f"{d.visible_in}"))
-            key = (name, os_.generation, sum(1 for t in rewinds if t <= os_.at_ms))
+            if any(at <= os_.at_ms <= until for at, until in rewinds):
+                continue  # read while the suite sets the offsets back: either side of it
+            key = (name, os_.generation, sum(1 for at, _ in rewinds if at <= os_.at_ms))
             if key in last and k < last[key]:
                 w.append(Witness("commit-backwards", (_at(tp, k),), expected=f">= {last[key]}", observed=k,
                                  explanation=f"{name} moved back from {last[key]} to {k} within one generation"))
