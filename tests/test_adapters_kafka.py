@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from adapters.connect.profiles import ConnectorConfigError, default_config
+from adapters.connect.connector_config import ConnectorConfigError, default_config
 from adapters.pytest_fixtures import connect_target, kafka_stack  # noqa: F401
 from adapters.observation import RecordToProduce
 from adapters.target import Fault

@@ -42,7 +42,7 @@ def test_nothing_left_behind_after_stop(tmp_path):
 def test_target_with_its_own_stack_stops_everything(tmp_path):
     """KafkaConnectTarget without a shared stack starts broker, S3 and worker itself (fetching
     jars on first use) and its stop() leaves nothing behind."""
-    from adapters.connect.profiles import default_config
+    from adapters.connect.connector_config import default_config
     from adapters.connect.target import KafkaConnectTarget
     from adapters.observation import RecordToProduce
 
@@ -59,7 +59,7 @@ def test_target_with_its_own_stack_stops_everything(tmp_path):
 
 
 def test_unobtainable_plugin_is_reported_before_anything_starts(tmp_path):
-    from adapters.connect.profiles import default_config
+    from adapters.connect.connector_config import default_config
     from adapters.connect.target import KafkaConnectTarget, PluginUnavailable
 
     before = child_pids()

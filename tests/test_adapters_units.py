@@ -14,8 +14,9 @@ import pytest
 
 from adapters.connect import containers
 from adapters.processes import jars
-from adapters.connect.profiles import (CAMEL_PREFIX, PROFILES, ConnectorConfigError, S3Location,
-    default_config, fill_config, parse_connector_config, profile_for, redact)
+from adapters.connect.connector_config import (ConnectorConfigError, default_config, fill_config,
+    parse_connector_config, profile_for, redact)
+from adapters.connect.profiles import CAMEL_PREFIX, PROFILES, S3Location
 from adapters.connect.target import format_config_errors, validation_errors
 from adapters.processes.managed import ManagedProcess, child_pids, listening_ports, wait_until
 from adapters.target import TargetError

@@ -14,7 +14,8 @@ import json
 import pyarrow as pa
 import zstandard
 
-from adapters.connect.profiles import PROFILES, translate
+from adapters.connect.connector_config import translate
+from adapters.connect.profiles import PROFILES
 from conformance.judging.claims import claim_for
 from conformance.judging.objects import aiven_groups_by_key, aiven_key, aiven_rows, decode_aiven, decompress
 
@@ -94,7 +95,8 @@ def test_a_scenario_is_translated_to_aivens_keys():
 # --- Lenses' S3 sink (stream-reactor 11.7.2): its KCQL, names and objects ---------------------
 
 def test_lenses_kcql_gets_the_runs_bucket_and_topic_and_a_scenario_becomes_kcql():
-    from adapters.connect.profiles import S3Location, fill_config
+    from adapters.connect.connector_config import fill_config
+    from adapters.connect.profiles import S3Location
 
     t = translate({"topics": "events", "flush.size": "4", "s3.bucket.name": "sinkcheck",
                    "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
@@ -148,7 +150,8 @@ def test_a_config_update_of_lenses_kcql_keeps_the_runs_bucket_and_topic(tmp_path
     translated from the scenario's names, reached the worker reading `events` where the run's
     topic is `events-r21`, and the task died ("Can't find the KCQL for source topic"). The update
     is filled in as the start was."""
-    from adapters.connect.profiles import S3Location, fill_config
+    from adapters.connect.connector_config import fill_config
+    from adapters.connect.profiles import S3Location
     from adapters.connect.target import KafkaConnectTarget
     from conformance.catalog.named import SUITE
     from conformance.playing.runner import faults_for_target, on_shared_stack

@@ -95,7 +95,7 @@ def test_camel_4_18_cannot_run_on_a_worker_whose_default_converter_is_json(tmp_p
     names itself; sinkcheck's Camel stacks default to StringConverter
     (adapters.connect.profiles.CAMEL_WORKER_CONVERTERS)."""
     from adapters.connect import plugins
-    from adapters.connect.profiles import default_config
+    from adapters.connect.connector_config import default_config
     from adapters.connect.target import KafkaConnectTarget, plugins_dir
     from adapters.processes.stack import KafkaStack
 

@@ -1,8 +1,9 @@
-"""Scenarios translated for a target's connector (adapters.connect.profiles.translate and the runner's
+"""Scenarios translated for a target's connector (adapters.connect.connector_config.translate and the runner's
 fault steps), and Camel's claim: no JVM, no broker."""
 from __future__ import annotations
 
-from adapters.connect.profiles import PROFILES, STRING_CONVERTER, translate
+from adapters.connect.connector_config import translate
+from adapters.connect.profiles import PROFILES, STRING_CONVERTER
 from conformance.judging.claims import camel_claim, claim_for, errant_records_tolerated
 from conformance.catalog.named import SUITE
 from conformance.playing.runner import faults_for_target

@@ -37,8 +37,9 @@ from typing import Any, Mapping, Sequence
 from adapters.processes import jars
 from adapters.s3.bucket import BucketReader, settled_samples
 from adapters.processes.jars import KAFKA_DESCRIPTION
-from adapters.connect.profiles import (ConnectorConfigError, ConnectorProfile, S3Location, fill_config,
-    parse_connector_config, profile_for, redact)
+from adapters.connect.connector_config import (ConnectorConfigError, fill_config, parse_connector_config,
+    profile_for, redact)
+from adapters.connect.profiles import ConnectorProfile, S3Location
 from adapters.connect.faults import ConnectFaults
 from adapters.connect.rest import ConnectRest, ConnectRestError, format_config_errors, validation_errors
 from adapters.observation import (BucketSample, Observation, OffsetSample, ProducedRecord, QuietWatch,

@@ -165,9 +165,9 @@ def check_target(spec: str, plugin_path: Sequence[str] = (), progress: Callable[
 
 def translation_for(spec: str, config: Mapping[str, str]) -> Any:
     """How a Kafka Connect target's connector gets a scenario's config (an
-    adapters.connect.profiles.Translation: what is sent, mapped and dropped); None for other targets,
+    adapters.connect.connector_config.Translation: what is sent, mapped and dropped); None for other targets,
     which take the scenario's config as it is."""
-    from adapters.connect.profiles import translate
+    from adapters.connect.connector_config import translate
 
     profile = connector_profile(spec)
     return None if profile is None else translate(config, profile, worker_converters(spec))

@@ -45,7 +45,7 @@ class RunResult:
     other_claims: list[tuple[Claim, list[Verdict]]] = field(default_factory=list)
     # what the target said of itself (connector, Kafka and S3 server versions), for the report
     target_info: TargetInfo | None = None
-    # how the scenario was put to this target's connector (adapters.connect.profiles.Translation):
+    # how the scenario was put to this target's connector (adapters.connect.connector_config.Translation):
     # None where the target takes the scenario's config as it is
     translation: Any = None
     # the scenario's fault steps changed or left out for this target, each with the reason
