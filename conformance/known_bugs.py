@@ -358,6 +358,30 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
             "the envelope); ToJsonDataConverter hands JsonConverter's null bytes for a null value to "
             "JsonFormatWriter.write, which writes them to the stream unchecked",
     ),
+    KnownBug(
+        id="lenses-retried-upload-412-kills-task",
+        sink="lenses",
+        title="An upload its S3 client retries after the first attempt landed gets 412 and fails the task for good",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 11.7.2
+        fixed_in=(),
+        needs=lambda cfg: _is(cfg, "connect.s3.error.policy", "throw", "throw"),
+        needs_text="connect.s3.error.policy left at THROW (the default)",
+        symptom="S3Exception 412 \"At least one of the pre-conditions you specified did not hold\" on the PutObject "
+                "of a staged .temp-upload/ file, and the task FAILED until restarted by hand (liveness, "
+                "commit-progress); the restarted task uploads the file again and goes on",
+        workaround="connect.s3.error.policy=RETRY (Kafka Connect redelivers and the pending upload is retried "
+                   "from the local file)",
+        scenarios=("multipart-lost-commit",),
+        signature=r"pre-conditions you specified did not hold",
+        why="no upstream issue found; AwsS3StorageInterface.uploadFile puts with If-None-Match: *, so when the "
+            "SDK retries a PutObject whose first attempt landed (a lost answer: multipart-lost-commit's dropped "
+            "response; once in --profile default's multipart-crash-in-part-four on an 18 MB file, the retry 80 ms "
+            "after S3's 200) S3 answers 412; PendingOperationsProcessors calls it a transient failure "
+            "(NonFatalCloudSinkError, 'deferring to recommitPending') but CloudSinkTask.handleErrors throws a "
+            "ConnectException for it, which under the default THROW policy kills the task",
+    ),
 )
 
 BY_ID: dict[str, KnownBug] = {b.id: b for b in KNOWN_BUGS}

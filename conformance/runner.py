@@ -18,7 +18,7 @@ from conformance import wire
 from conformance.connector_config import sink_config
 from conformance.puts import put_schedule
 from conformance.scenario import FaultStep, Scenario, ScenarioError
-from conformance.untested import untested_reason
+from conformance.untested import dead_while_armed, untested_reason
 from conformance.user_config import unread_topics
 from conformance.targets import (connect_profile, data_key_glob_of, make_target, parts_follow_flush, simulated,
                                  target_kind, translation_for, uploads_of, worker_converters)
@@ -528,6 +528,8 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             moto.stop()
     if front is not None:
         observation.faults.extend(s3_events)
+        observation.faults[:] = [replace(f, detail=f"{f.detail}; {why}") if (why := dead_while_armed(f, observation))
+                                 else f for f in observation.faults]
     for idx, step in enumerate(fault_steps):
         if step.kind == "s3" and front is None:
             observation.faults.append(FaultEvent("s3", dict(step.params), False,

@@ -120,6 +120,11 @@ def test_aiven_and_lenses_findings_of_the_default_runs_are_known_bugs_outside_th
     assert not npe.needs({**cfg, "format.class": "io.confluent.connect.s3.format.avro.AvroFormat"})
     # the task's trace as Kafka Connect's status gave it (tombstones-amid-interval-rotation on 11.7.2)
     assert npe.matches('java.lang.NullPointerException: Cannot read the array length because "b" is null')
+    retried = BY_ID["lenses-retried-upload-412-kills-task"]
+    cfg = dict(ALL_NAMED["multipart-lost-commit"]().connector)
+    assert retried.needs(cfg) and not retried.needs({**cfg, "connect.s3.error.policy": "RETRY"})
+    assert retried.matches("software.amazon.awssdk.services.s3.model.S3Exception: At least one of the "
+                           "pre-conditions you specified did not hold (Service: S3, Status Code: 412")
 
 
 def test_the_iceberg_first_commit_loss_applies_unless_the_control_topic_is_read_from_earliest():
