@@ -351,7 +351,7 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         symptom="NullPointerException \"Cannot read the array length because \"b\" is null\" from "
                 "JsonFormatWriter.write (JsonFormatWriter.scala:64) and the task FAILED; nothing after the tombstone "
                 "is written",
-        workaround="connect.s3.skip.null.values=true, or 'store.envelope'=true (the envelope writes the null)",
+        workaround="connect.s3.skip.null.values=true (the tombstone is then not written)",
         scenarios=("tombstones-amid-interval-rotation", "tombstones-amid-record-field-windows"),
         signature=r"JsonFormatWriter|Cannot read the array length because \"b\" is null",
         why="no upstream issue found (lensesio/stream-reactor#938 and #991 are about other null paths: Avro and "
