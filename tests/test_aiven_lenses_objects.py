@@ -140,6 +140,26 @@ def test_an_s3_rule_on_a_lenses_data_file_goes_on_its_staged_putobject():
     assert [f.params["key"] for f in steps if f.kind == "s3"] == [".temp-upload/*"]
 
 
+def test_multipart_crash_in_part_four_on_aiven_hangs_the_first_upload_part_after_270():
+    """multipart-crash-in-part-four on Aiven (`--profile default`): unknown, its rule on part 4
+    never fired. Aiven ends an object at each offset flush (2 s), so the 90 records after 270
+    reach S3 as several files of under 77 records (under 4 parts of 5 MiB). The rule goes on the
+    first UploadPart after 270, which every flush makes (Aiven writes each object as a multipart
+    upload); Confluent keeps part 4."""
+    from conformance.catalog.named import SUITE
+    from conformance.playing.runner import faults_for_target
+
+    sc = SUITE["multipart-crash-in-part-four"]()
+    steps, notes = faults_for_target(sc, "kafka-connect:aiven@3.4.2")
+    [rule] = [f for f in steps if f.kind == "s3"]
+    assert rule.after == 270 and rule.params["operation"] == "UploadPart" and rule.params["nth"] == 1
+    assert "part_number" not in rule.params
+    assert [f.params["rule"] for f in steps if f.kind == "wait-fired"] == ["part 4 of the 4th file"]
+    assert any("offset flush" in n for n in notes)
+    same, _ = faults_for_target(sc, "kafka-connect:confluent@12.1.9")
+    assert [f.params.get("part_number") for f in same if f.kind == "s3"] == [4]
+
+
 def test_bytes_in_lenses_are_one_record_a_file():
     t = translate({"topics": "t", "flush.size": "4", "format.class": "ByteArrayFormat"}, PROFILES["lenses"])
     assert "STOREAS `BYTES` PROPERTIES('flush.count'=1," in t.config["connect.s3.kcql"]

@@ -380,3 +380,25 @@ def test_R7_4_a_rule_that_never_fired_after_an_error_inside_completes_200_killed
     assert len(not_fired("10.6.18", "FAILED", FaultEvent("crash", {}, True, 6_000, 9_000))) == 1
     assert len(not_fired("10.6.18", "RUNNING")) == 1
     assert len(not_fired("12.1.9", "FAILED")) == 1
+
+
+def test_a_rule_armed_while_the_task_was_failed_says_the_sinks_failure_left_it_untried():
+    """multipart-crash-in-part-four on Lenses 11.7.2 (`--profile default`): a 412 had failed the
+    task before the rule on `.temp-upload/*` was armed, and the crash that brought it back came
+    after; the rule's note said only "never fired: 0 matching request(s) seen"."""
+    from conformance.judging.untested import dead_while_armed
+
+    trace = "org.apache.kafka.connect.errors.ConnectException: Exiting WorkerSinkTask\n\tat x"
+    rule = FaultEvent("s3", {"operation": "PutObject", "matched": 0, "armed_ms": 5_000, "retired_ms": 9_500}, False)
+    crash = FaultEvent("crash", {}, True, 9_000, 9_400)
+    failed = [StatusSample(t, "RUNNING", ("FAILED",), trace) for t in (4_000, 6_000, 8_000)]
+    back = StatusSample(9_450, "RUNNING", ("RUNNING",))
+    why = dead_while_armed(rule, Observation(faults=[rule, crash], statuses=[*failed, back]))
+    assert why and "FAILED from before the rule was armed until it was brought back" in why
+    assert "Exiting WorkerSinkTask" in why
+    # running at some sample while it was armed: requests could have come, nothing to excuse
+    running = [*failed[:1], StatusSample(6_000, "RUNNING", ("RUNNING",)), failed[2]]
+    assert dead_while_armed(rule, Observation(faults=[rule, crash], statuses=running)) is None
+    # a rule that saw matching requests (it waited for a later one) is not this case
+    seen = FaultEvent("s3", {**rule.params, "matched": 2}, False)
+    assert dead_while_armed(seen, Observation(faults=[seen, crash], statuses=failed)) is None

@@ -107,6 +107,27 @@ def test_camels_null_value_bug_is_outside_its_workarounds_config():
     assert bug.matches("org.apache.kafka.connect.errors.ConnectException: Exchange delivery has failed!")
 
 
+def test_aiven_and_lenses_findings_of_the_default_runs_are_known_bugs_outside_their_workarounds():
+    """The real findings of `--profile default` on Aiven 3.4.2 and Lenses 11.7.2: the report names
+    each with its cause in the connector's source."""
+    gz = BY_ID["aiven-default-name-without-gz"]
+    cfg = dict(ALL_NAMED["aiven-default-template-csv"]().connector)
+    assert gz.needs(cfg) and not gz.needs({**cfg, "file.compression.type": "gzip"})
+    npe = BY_ID["lenses-json-null-value-npe"]
+    cfg = dict(ALL_NAMED["tombstones-amid-interval-rotation"]().connector)
+    assert npe.needs(cfg) and not npe.needs({**cfg, "behavior.on.null.values": "ignore"})
+    kcql = {"connect.s3.kcql": "INSERT INTO b:out SELECT * FROM `t` STOREAS `JSON`"}
+    assert npe.needs(kcql) and not npe.needs({**kcql, "connect.s3.skip.null.values": "true"})
+    assert not npe.needs({**cfg, "format.class": "io.confluent.connect.s3.format.avro.AvroFormat"})
+    # the task's trace as Kafka Connect's status gave it (tombstones-amid-interval-rotation on 11.7.2)
+    assert npe.matches('java.lang.NullPointerException: Cannot read the array length because "b" is null')
+    retried = BY_ID["lenses-retried-upload-412-kills-task"]
+    cfg = dict(ALL_NAMED["multipart-lost-commit"]().connector)
+    assert retried.needs(cfg) and not retried.needs({**cfg, "connect.s3.error.policy": "RETRY"})
+    assert retried.matches("software.amazon.awssdk.services.s3.model.S3Exception: At least one of the "
+                           "pre-conditions you specified did not hold (Service: S3, Status Code: 412")
+
+
 def test_the_iceberg_first_commit_loss_applies_unless_the_control_topic_is_read_from_earliest():
     bug = BY_ID["iceberg-first-commit-lost"]
     cfg = dict(ALL_NAMED["iceberg-kill-during-first-commit"]().connector)

@@ -53,6 +53,9 @@ class ConnectorProfile:
     counterparts: Callable[[Mapping[str, str]], list[Counterpart]] | None = field(default=None, repr=False)
     # how it writes an object: "multipart" (Create, UploadPart, Complete) or "put" (one PutObject)
     uploads: str = "multipart"
+    # its objects end at each offset flush (Aiven): how many parts a file has follows the stream's
+    # pace against offset.flush.interval.ms, so no rule can count on a part number above 1
+    parts_follow_flush: bool = False
     # the keys of the objects that hold records, where the sink writes others beside them (a
     # table's metadata): an S3 rule standing for "the n-th file" goes on the first of these
     data_key_glob: str | None = None
@@ -350,6 +353,7 @@ PROFILES: dict[str, ConnectorProfile] = {
                    "compression's extension: .gz by default); one object per partition per offset flush, split by "
                    "file.max.records",
             fill=_aiven,
+            parts_follow_flush=True,
             defaults={
                 "format.output.type": "jsonl",
                 "format.output.fields": AIVEN_FIELDS,

@@ -181,6 +181,7 @@ class _RuleState:
     added_ms: int
     seen: int = 0
     retired: bool = False  # a released hang fires no more
+    retired_ms: int | None = None
     firings: list[_Firing] = field(default_factory=list)
 
 
@@ -234,7 +235,8 @@ class FaultRules:
         """Disarm a rule (its hung requests go on); it stays in events()."""
         self.release(rule_id)
         with self._lock:
-            self._rules[rule_id].retired = True
+            st = self._rules[rule_id]
+            st.retired, st.retired_ms = True, st.retired_ms or self.now()
 
     def release(self, rule_id: str | None = None) -> None:
         """Let hung requests go on to the S3 server: those of `rule_id`, or of every hang rule.
@@ -245,8 +247,8 @@ class FaultRules:
             for rid, st in self._rules.items():
                 if rule_id is not None and rid != rule_id:
                     continue
-                if st.rule.action == "hang":
-                    st.retired = True
+                if st.rule.action == "hang" and not st.retired:
+                    st.retired, st.retired_ms = True, self.now()
                 for f in st.firings:
                     f.released.set()
 
@@ -278,7 +280,8 @@ class FaultRules:
     def _event(self, st: _RuleState) -> FaultEvent:
         r = st.rule
         params: dict[str, Any] = dataclasses.asdict(r)
-        params.update(rule_id=st.rule_id, fired_count=len(st.firings), matched=st.seen,
+        params.update(rule_id=st.rule_id, fired_count=len(st.firings), matched=st.seen, armed_ms=st.added_ms,
+                      retired_ms=st.retired_ms,
                       firings=[f.to_json() for f in st.firings[:50]])
         label = f"{r.name}: " if r.name else ""
         if not st.firings:

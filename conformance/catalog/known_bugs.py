@@ -136,6 +136,19 @@ def _cooperative(cfg: dict[str, str]) -> bool:
     return cooperative(cfg)
 
 
+def _aiven_default_name_default_compression(cfg: dict[str, str]) -> bool:
+    return not any(cfg.get(k) for k in ("file.name.template", "aws.s3.prefix", "file.compression.type"))
+
+
+def _lenses_json_writes_nulls(cfg: dict[str, str]) -> bool:
+    kcql = str(cfg.get("connect.s3.kcql", ""))
+    if kcql:
+        return bool(re.search(r"STOREAS\s+`?JSON`?", kcql, re.IGNORECASE)) and not _is(
+            cfg, "connect.s3.skip.null.values", "true", "false")
+    json_store = str(cfg.get("format.class", "JsonFormat")).rsplit(".", 1)[-1] == "JsonFormat"
+    return json_store and not _is(cfg, "behavior.on.null.values", "ignore", "fail")
+
+
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         id="confluent-scheduled-rotation-npe",
@@ -285,6 +298,89 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
                    "reported and skipped), or drop tombstones with an SMT",
         scenarios=("null-value-stops-the-task",),
         signature=r"Exchange delivery has failed|InvalidPayloadException",
+    ),
+    KnownBug(
+        id="aiven-default-name-without-gz",
+        sink="aiven",
+        title="The default object name lacks .gz when file.compression.type is left unset, though the object is gzip",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 3.4.2; the code is unchanged on the main branch read
+        fixed_in=(),
+        needs=_aiven_default_name_default_compression,
+        needs_text="no file.name.template, no aws.s3.prefix and file.compression.type left unset (gzip by default)",
+        symptom="objects named <topic>-<partition>-<start offset> with no .gz while their bytes are gzip: a reader "
+                "that goes by the extension takes them for plain text",
+        workaround="set file.compression.type=gzip (or none) explicitly, or give a file.name.template",
+        scenarios=("aiven-default-template-csv",),
+        why="no upstream issue found (one search of Aiven-Open/cloud-storage-connectors-for-apache-kafka's issues; "
+            "#547 is about the sink's gzip default against the source's none). S3SinkConfig.getCompressionType "
+            "defaults to GZIP, as documented, but FileNameFragment.getFilename builds the default template from "
+            "FileNameFragment.getCompressionType, which is NONE when the key is unset",
+    ),
+    KnownBug(
+        id="aiven-zombie-overwrites-newer-object",
+        sink="aiven",
+        title="A zombie task's late flush overwrites the new owner's object: committed records go missing",
+        cite=None,
+        also=(),
+        affected=((None, None),),
+        fixed_in=(),
+        needs=lambda cfg: True,  # every config: no upload of its is conditional
+        needs_text="any config (a task paused past the consumer's session while its partitions move)",
+        symptom="records the new owner committed are missing from S3 (no-loss) or missing for a while "
+                "(commit-safety): both tasks name their first object <topic>-<partition>-<last committed offset>, "
+                "and the resumed zombie flushes its smaller buffer over the new owner's object",
+        workaround=None,
+        scenarios=("aiven-zombie-task",),
+        why="no upstream issue found (one search of the connector's issues); S3OutputStream uploads without a "
+            "conditional write and the resumed WorkerSinkTask commits on its timer before its next poll() "
+            "learns that the partitions are gone, so flush() runs in the zombie",
+    ),
+    KnownBug(
+        id="lenses-json-null-value-npe",
+        sink="lenses",
+        title="A null value (tombstone) under STOREAS `JSON` kills the task unless null values are skipped",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 11.7.2
+        fixed_in=(),
+        needs=_lenses_json_writes_nulls,
+        needs_text="STOREAS `JSON` (Confluent's JsonFormat) and connect.s3.skip.null.values left false "
+                   "(behavior.on.null.values other than ignore)",
+        symptom="NullPointerException \"Cannot read the array length because \"b\" is null\" from "
+                "JsonFormatWriter.write (JsonFormatWriter.scala:64) and the task FAILED; nothing after the tombstone "
+                "is written",
+        workaround="connect.s3.skip.null.values=true (the tombstone is then not written)",
+        scenarios=("tombstones-amid-interval-rotation", "tombstones-amid-record-field-windows"),
+        signature=r"JsonFormatWriter|Cannot read the array length because \"b\" is null",
+        why="no upstream issue found (lensesio/stream-reactor#938 and #991 are about other null paths: Avro and "
+            "the envelope); ToJsonDataConverter hands JsonConverter's null bytes for a null value to "
+            "JsonFormatWriter.write, which writes them to the stream unchecked",
+    ),
+    KnownBug(
+        id="lenses-retried-upload-412-kills-task",
+        sink="lenses",
+        title="An upload its S3 client retries after the first attempt landed gets 412 and fails the task for good",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 11.7.2
+        fixed_in=(),
+        needs=lambda cfg: _is(cfg, "connect.s3.error.policy", "throw", "throw"),
+        needs_text="connect.s3.error.policy left at THROW (the default)",
+        symptom="S3Exception 412 \"At least one of the pre-conditions you specified did not hold\" on the PutObject "
+                "of a staged .temp-upload/ file, and the task FAILED until restarted by hand (liveness, "
+                "commit-progress); the restarted task uploads the file again and goes on",
+        workaround="connect.s3.error.policy=RETRY (Kafka Connect redelivers and the pending upload is retried "
+                   "from the local file)",
+        scenarios=("multipart-lost-commit",),
+        signature=r"pre-conditions you specified did not hold",
+        why="no upstream issue found; AwsS3StorageInterface.uploadFile puts with If-None-Match: *, so when the "
+            "SDK retries a PutObject whose first attempt landed (a lost answer: multipart-lost-commit's dropped "
+            "response; once in --profile default's multipart-crash-in-part-four on an 18 MB file, the retry 80 ms "
+            "after S3's 200) S3 answers 412; PendingOperationsProcessors calls it a transient failure "
+            "(NonFatalCloudSinkError, 'deferring to recommitPending') but CloudSinkTask.handleErrors throws a "
+            "ConnectException for it, which under the default THROW policy kills the task",
     ),
 )
 

@@ -179,6 +179,12 @@ def uploads_of(spec: str) -> str:
     return profile.uploads if profile is not None else "multipart"
 
 
+def parts_follow_flush(spec: str) -> bool:
+    """Whether the target's objects end at each offset flush, so a file's part count is not known."""
+    profile = connector_profile(spec)
+    return profile.parts_follow_flush if profile is not None else False
+
+
 def data_key_glob_of(spec: str) -> str | None:
     """The keys of the target's objects that hold records, where it writes others beside them."""
     profile = connector_profile(spec)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from conformance.judging.checks.base import REVIVES
+
 # a profile whose runs tested nothing in more than this share is not a result (the terminal
 # says so and the command exits 2 even where every other run passed)
 DOMINANT_SHARE = 0.5
@@ -63,3 +65,26 @@ def summary(results: Sequence[Any]) -> tuple[int, str]:
 def dominated(results: Sequence[Any]) -> bool:
     n, _ = summary(results)
     return bool(results) and n / len(results) > DOMINANT_SHARE
+
+
+def dead_while_armed(event: Any, observation: Any) -> str | None:
+    """Why an S3 rule saw no request at all: the task was FAILED when the rule was armed and at
+    every status sample until the rule was retired or something brought the task back (a crash's
+    restart). No request could come for it; the sink's own failure, not the harness, left the
+    fault untried (multipart-crash-in-part-four on Lenses 11.7.2: a 412 had failed the task)."""
+    p = event.params
+    if event.kind != "s3" or event.fired or p.get("matched") or p.get("armed_ms") is None:
+        return None
+    start = int(p["armed_ms"])
+    revived = [f.at_ms for f in observation.faults if f.kind in REVIVES and f.fired and (f.at_ms or 0) > start]
+    end = min([t for t in [p.get("retired_ms"), *revived] if t is not None], default=None)
+    statuses = list(observation.statuses)
+    before = [s for s in statuses if s.at_ms <= start][-1:]
+    window = before + [s for s in statuses if start < s.at_ms and (end is None or s.at_ms <= end)]
+    if not window or any("FAILED" not in s.task_states for s in window):
+        return None
+    trace = next((s.trace for s in window if s.trace), "") or ""
+    cause = next((ln.strip() for ln in trace.splitlines() if ln.strip()), "")[:200]
+    return ("the task was FAILED from before the rule was armed until "
+            + ("the rule was retired" if end is None or end == p.get("retired_ms") else "it was brought back")
+            + ": no request came for it" + (f" ({cause})" if cause else ""))
