@@ -6,10 +6,19 @@ bytes; decoding them is the checkers' job (with the model's format code).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
-if TYPE_CHECKING:  # adapters.target imports this module
-    from adapters.target import RecordToProduce
+
+@dataclass(frozen=True)
+class RecordToProduce:
+    """One record as a scenario asks for it; `partition` is explicit, never hashed."""
+
+    topic: str
+    partition: int
+    timestamp: int | None
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -24,7 +33,7 @@ class ProducedRecord:
     at_ms: int = 0
 
     @classmethod
-    def landed(cls, records: "Sequence[RecordToProduce]", offsets: Sequence[int], at_ms: int) -> list["ProducedRecord"]:
+    def landed(cls, records: Sequence[RecordToProduce], offsets: Sequence[int], at_ms: int) -> list["ProducedRecord"]:
         """What a target records of a produce call: each record at the offset it landed at."""
         return [cls(r.topic, r.partition, off, r.timestamp, r.key, r.value, tuple(r.headers), at_ms)
                 for r, off in zip(records, offsets)]

@@ -4,7 +4,7 @@
 
 `kafka_stack` (module scope): a started `KafkaStack` (broker + moto + one Connect worker) whose
 `plugin.path` holds every jar set that could be fetched, the directories of SINKCHECK_PLUGIN_PATH,
-else Confluent's and Camel's connectors from the shared layouts (adapters.plugins) where they are;
+else Confluent's and Camel's connectors from the shared layouts (adapters.connect.plugins) where they are;
 `kafka_stack.missing_plugins` maps the others to the reason. `connect_target` (function scope): a factory
 `connect_target(profile=None, **kwargs) -> KafkaConnectTarget` on that stack; every target it
 made is stopped (its connector deleted) when the test ends, passed or failed.
@@ -18,7 +18,7 @@ import os
 import pytest
 
 PLUGIN_SETS = ("filesink",)
-# connectors the shared layouts provide (adapters.plugins), at their default versions
+# connectors the shared layouts provide (adapters.connect.plugins), at their default versions
 SHARED_PLUGINS = ("confluent", "camel")
 
 
@@ -30,11 +30,11 @@ def _extra_plugin_dirs() -> list[str]:
 
 @pytest.fixture(scope="module")
 def kafka_stack(tmp_path_factory):
-    from adapters.kafka_connect import plugins_dir
-    from adapters.supervisor import KafkaStack
+    from adapters.connect.target import plugins_dir
+    from adapters.processes.stack import KafkaStack
 
-    from adapters import plugins
-    from adapters.connectors import CAMEL_WORKER_CONVERTERS
+    from adapters.connect import plugins
+    from adapters.connect.profiles import CAMEL_WORKER_CONVERTERS
 
     run_dir = tmp_path_factory.mktemp("kafka-stack")
     extra = _extra_plugin_dirs()
@@ -47,7 +47,7 @@ def kafka_stack(tmp_path_factory):
             missing_shared[kind] = str(e)
     pdir, missing = plugins_dir(run_dir, PLUGIN_SETS, extra=extra, plugins=resolved)
     # text converters by default: Camel's package cannot run on a worker defaulting to JsonConverter
-    # (adapters.connectors.CAMEL_WORKER_CONVERTERS); every test here names its converters anyway
+    # (adapters.connect.profiles.CAMEL_WORKER_CONVERTERS); every test here names its converters anyway
     stack = KafkaStack(run_dir, plugin_paths=[pdir], broker_heap="512m", worker_heap="768m",
                        offset_flush_interval_ms=2000, worker_props=CAMEL_WORKER_CONVERTERS)
     stack.missing_plugins = {**missing, **missing_shared}
@@ -60,7 +60,7 @@ def kafka_stack(tmp_path_factory):
 
 @pytest.fixture
 def connect_target(kafka_stack, tmp_path):
-    from adapters.kafka_connect import KafkaConnectTarget
+    from adapters.connect.target import KafkaConnectTarget
 
     made = []
 

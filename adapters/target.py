@@ -12,19 +12,9 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from adapters.observation import Observation
-
-
-@dataclass(frozen=True)
-class RecordToProduce:
-    """One record as a scenario asks for it; `partition` is explicit, never hashed."""
-
-    topic: str
-    partition: int
-    timestamp: int | None
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[tuple[str, bytes | None], ...] = ()
+# RecordToProduce is part of this interface (produce's argument); it lives beside the
+# ProducedRecord it becomes
+from adapters.observation import Observation, RecordToProduce
 
 
 @dataclass(frozen=True)

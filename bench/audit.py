@@ -9,7 +9,7 @@ topic-partition is also encoded by the model's format code and must be byte-iden
 
 Timed, each on the same SparkSession and bucket:
   floor   spark.read.text(s3a://…).count(): every object read through S3A, lines counted;
-  audit   conformance.audit.run_audit: the model's fold over the dump, every object read, the
+  audit   conformance.auditing.auditor.run_audit: the model's fold over the dump, every object read, the
           per-topic-partition comparison (it must find nothing wrong);
 the floor is taken before and after the audit (on a shared machine one reading can be far
 off) and the ratio is to their mean. To show where the audit's time goes: the model's fold
@@ -57,7 +57,7 @@ def upload(spark, cfg, dump: str, endpoint: str) -> tuple[int, int]:
     import pandas as pd
     from pyspark.sql import functions as F
 
-    from reference_impl.spark_engine import fold_manifest
+    from reference_impl.engine.spark import fold_manifest
 
     records = spark.read.parquet(dump)
     manifest = fold_manifest(cfg, records, clustered=True).filter("kind = 'object'").select(
@@ -70,8 +70,8 @@ def upload(spark, cfg, dump: str, endpoint: str) -> tuple[int, int]:
         import numpy as np
         from botocore.config import Config
 
-        from reference_impl.columns import record_from_row
-        from reference_impl.contents import encode_view
+        from reference_impl.engine.columns import record_from_row
+        from reference_impl.engine.contents import encode_view
 
         s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="sinkcheck",
                           aws_secret_access_key="sinkcheck-secret", config=Config(s3={"addressing_style": "path"},
@@ -115,11 +115,11 @@ def main() -> None:
     ap.add_argument("--no-breakdown", action="store_true", help="time only the floor and the audit")
     args = ap.parse_args()
 
-    from adapters.jars import jar_files
-    from adapters.supervisor import MotoS3Server
-    from conformance.audit import BucketLocation, S3Access, run_audit
+    from adapters.processes.jars import jar_files
+    from adapters.processes.moto import MotoS3Server
+    from conformance.auditing.auditor import BucketLocation, S3Access, run_audit
     from reference_impl.config import parse_config
-    from reference_impl.spark_engine import fold_manifest, spark_session
+    from reference_impl.engine.spark import fold_manifest, spark_session
 
     n, tps = args.records, args.partitions
     flush = max(1, n // args.objects)

@@ -69,7 +69,7 @@ def main() -> None:
     ap.add_argument("--shuffle-max", type=int, default=10_000_000, help="largest size timed on the shuffle path")
     ap.add_argument("--master", default=None)
     args = ap.parse_args()
-    from reference_impl.spark_engine import fold_manifest, spark_session, verify_clustered
+    from reference_impl.engine.spark import fold_manifest, spark_session, verify_clustered
 
     spark = spark_session(args.master, app="sinkcheck-bench")
     tmp = tempfile.mkdtemp(prefix="sinkcheck-bench-")
@@ -97,7 +97,7 @@ def main() -> None:
                 if n <= args.local_max:
                     import pyarrow.parquet as pq
 
-                    from reference_impl.columns import expect_arrow
+                    from reference_impl.engine.columns import expect_arrow
 
                     local_s, _ = timed(lambda: expect_arrow(cfg, pq.read_table(src)))
                     local = f"{n / local_s:,.0f}"

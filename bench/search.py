@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance.runner import PHASES
+from conformance.playing.runner import PHASES
 
 
 def measure(label: str, args: list[str], out: Path) -> dict:
@@ -49,7 +49,7 @@ def main() -> None:
     ap.add_argument("--realtime", action="store_true", help="also the in-process sink in real time (pysink:realtime)")
     ap.add_argument("--iceberg", action="store_true", help="also Apache Iceberg's sink (its own named scenarios)")
     args = ap.parse_args()
-    from conformance.named import SUITE
+    from conformance.catalog.named import SUITE
 
     fault_names = [n for n, f in SUITE.items() if f().faults and not n.startswith("multipart")]
     rows = []
@@ -66,7 +66,7 @@ def main() -> None:
             rows.append(measure(f"{spec} · named with faults", ["--target", spec, "--examples", "0", *picks],
                                 t / "confluent"))
         if args.iceberg:
-            from conformance.named_iceberg import ICEBERG_OWN
+            from conformance.catalog.iceberg import ICEBERG_OWN
 
             picks = [a for n in ICEBERG_OWN for a in ("--scenario", n)]
             rows.append(measure("kafka-connect:iceberg · its named scenarios", ["--target", "kafka-connect:iceberg",

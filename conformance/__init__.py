@@ -1,1 +1,2 @@
-"""The conformance suite: scenarios and strategies, faults, claims, checkers, the pytest plugin."""
+"""The conformance suite, by role: inputs, catalog (named scenarios, known bugs), generators,
+judging (claims, verdicts, checks), playing (runner, session), auditing, calibration; the pytest plugin and suite."""

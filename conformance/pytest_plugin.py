@@ -52,9 +52,9 @@ def sinkcheck_plugin_path(request: pytest.FixtureRequest) -> list[str]:
 
 @pytest.fixture(scope="session")
 def sinkcheck_session(sinkcheck_plugin_path: list[str], sinkcheck_out: Path):
-    """The suite's session (conformance.session) for this pytest session: its warm stacks go
+    """The suite's session (conformance.playing.session) for this pytest session: its warm stacks go
     when the session ends."""
-    from conformance.session import Session
+    from conformance.playing.session import Session
 
     session = Session(sinkcheck_out, None, None, sinkcheck_plugin_path)
     try:
@@ -64,12 +64,12 @@ def sinkcheck_session(sinkcheck_plugin_path: list[str], sinkcheck_out: Path):
 
 
 @pytest.fixture(scope="session")
-def sinkcheck_stack(sinkcheck_target: str, sinkcheck_session):  # noqa: ANN001 - a conformance.session.Session
+def sinkcheck_stack(sinkcheck_target: str, sinkcheck_session):  # noqa: ANN001 - a conformance.playing.session.Session
     """A warm stack for the target, shared by the session's runs (each brings its own connector,
     topics and bucket): Kafka Connect targets and the Python sink over a broker; None for other
     targets. A plugin that cannot be had is a usage error naming the ways to provide it."""
-    from adapters.plugins import PluginUnavailable
-    from conformance.targets import TargetSpecError
+    from adapters.connect.plugins import PluginUnavailable
+    from conformance.inputs.targets import TargetSpecError
 
     try:
         return sinkcheck_session.stack_for(sinkcheck_target)
@@ -93,9 +93,9 @@ def _connector_config(config: pytest.Config) -> dict[str, str] | None:
         _, cfg = load_config_text(Path(path).read_text(), path)
     except (OSError, ConfigSyntaxError, ConfigError) as e:
         raise pytest.UsageError(f"--connector-config {path}: {e}") from None
-    from conformance.claims import CONFLUENT_SEMANTICS
-    from conformance.targets import target_kind
-    from conformance.user_config import refusal
+    from conformance.judging.claims import CONFLUENT_SEMANTICS
+    from conformance.inputs.targets import target_kind
+    from conformance.playing.user_config import refusal
 
     target = config.getoption("--target") or "pysink"
     why = refusal(cfg, target.startswith("model") or target_kind(target) in CONFLUENT_SEMANTICS)

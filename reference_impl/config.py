@@ -466,7 +466,7 @@ def parse_config(
 def connect_problems(raw: Mapping[str, str]) -> list[ConfigProblem]:
     """What Kafka Connect and Kafka refuse before the sink sees the config (both topic
     properties, topic names no topic can have), and converters the model cannot read records
-    through (the same refusal a scenario gets: conformance.wire)."""
+    through (the same refusal a scenario gets: conformance.inputs.wire)."""
     problems = []
     topics = [t.strip() for t in (raw.get("topics") or "").split(",")]
     if (raw.get("topics") or "").strip() and (raw.get("topics.regex") or "").strip():

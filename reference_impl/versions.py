@@ -4,7 +4,7 @@ A `VersionProfile` answers "does this version do X?" for every rule whose behavi
 between releases. The fold asks the profile; nothing else compares version numbers.
 
 A release that breaks what the documentation promises has a known bug, not a rule of its own:
-the model holds it to the promise, and conformance.known_bugs names the bug, its fix and the
+the model holds it to the promise, and conformance.catalog.known_bugs names the bug, its fix and the
 scenario that shows it (R3.9's wrapped partitioners before 12.1.0, the 11.0.1 rotation log line,
 FieldPartitioner's null field before storage-common 11.2.27). Read at the tags v11.0.1, v11.0.2,
 v11.0.6, v11.0.7, v12.0.7 and v12.1.9 of kafka-connect-storage-cloud, nothing else between 11.0.0

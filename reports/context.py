@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.claims import PROPERTIES
-from conformance.verdicts import FAIL, PASS, UNKNOWN
+from conformance.judging.claims import PROPERTIES
+from conformance.judging.verdicts import FAIL, PASS, UNKNOWN
 from reports.redact import Redactor
 
 REPORT_FORMAT = "sinkcheck.results/1"
@@ -36,7 +36,7 @@ class ReportContext:
     verdict: str | None = None  # the command's own verdict when it is not the runs' (gate: regressions or not)
     # set when a signal stopped the command: {"signal": "SIGINT", "finished": runs done, "planned": runs planned}
     interrupted: dict[str, Any] | None = None
-    # gate: known bugs the candidate fixes or introduces (conformance.known_bugs.gate_changes)
+    # gate: known bugs the candidate fixes or introduces (conformance.catalog.known_bugs.gate_changes)
     known_bug_changes: list[dict[str, Any]] = field(default_factory=list)
     redactor: Redactor = field(default_factory=Redactor)
     _entries: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
@@ -89,19 +89,19 @@ def timeline_events(result: Any) -> dict[str, Any]:
 
 
 def _run_data(result: Any) -> Any:
-    """The checkers' view of a run (conformance.checkers.RunData), None where it cannot be had."""
+    """The checkers' view of a run (conformance.judging.checks.base.RunData), None where it cannot be had."""
     try:
-        from conformance.checkers import RunData
-        from conformance.runner import model_config
-        from conformance.targets import object_format_of, target_kind
+        from conformance.judging.checks.base import RunData
+        from conformance.playing.runner import model_config
+        from conformance.inputs.targets import object_format_of, target_kind
 
         kind = target_kind(result.target)
         kind = "confluent" if result.target.startswith("model@") else kind
         cfg = model_config(result.scenario, kind)
         records = []
         if result.expectation is not None or cfg is not None or object_format_of(result.target):
-            from conformance import wire
-            from conformance.targets import worker_converters
+            from conformance.inputs import wire
+            from conformance.inputs.targets import worker_converters
 
             produced = result.observation.produced
             if len(produced) == len(result.scenario.records):
@@ -171,7 +171,7 @@ def config_summary(connector: dict[str, str]) -> str:
 
 def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
     """The JSON form of one run (redacted): scenario × target with every property's verdict."""
-    from conformance.user_config import mapping_note
+    from conformance.playing.user_config import mapping_note
 
     key = id(result)
     if key in ctx._entries:
@@ -206,7 +206,7 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "connector_version": sc.connector_version,
         "config_summary": config_summary(sc.connector),
         "connector": sc.connector,
-        # an audit's results (conformance.audit.AuditResult) hold no records, only how many were checked
+        # an audit's results (conformance.auditing.auditor.AuditResult) hold no records, only how many were checked
         "records": getattr(result, "record_count", None) or len(sc.records),
         "faults_scheduled": [f.to_json() for f in sc.faults],
         "faults": [_fault_json(f) for f in result.observation.faults],
@@ -217,7 +217,7 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "replay": getattr(result, "reproduce", None) or replay_command(scenario_file, result.target),
         "steps": sc.steps(),
         "notes": sc.notes,
-        # how the scenario's topics were put onto a user's connector config's (conformance.user_config)
+        # how the scenario's topics were put onto a user's connector config's (conformance.playing.user_config)
         "topic_mapping": mapping_note(sc),
         "verdicts": verdicts,
         "objects": observed_objects(result, data),
@@ -229,7 +229,7 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
     }
     others = getattr(result, "other_claims", None) or []
     if others:  # further claims checked on the same observation (Spark: a raw listing's view)
-        from conformance.verdicts import overall
+        from conformance.judging.verdicts import overall
 
         e["claim"]["view"] = result.claim.view
         e["other_claims"] = [
@@ -352,7 +352,7 @@ def witness_text(w: dict[str, Any]) -> str:
 
 def known_bugs_section(results: list[Any], ctx: ReportContext) -> list[dict[str, Any]]:
     """Each known bug that touches a config and version this run played, and whether it was
-    reproduced (conformance.known_bugs.relevant), redacted."""
-    from conformance.known_bugs import relevant
+    reproduced (conformance.catalog.known_bugs.relevant), redacted."""
+    from conformance.catalog.known_bugs import relevant
 
     return ctx.redactor.data(relevant(results))

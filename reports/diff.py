@@ -64,7 +64,7 @@ def _exactly_once(e: dict[str, Any]) -> bool:
     return e["claim"]["name"] == "exactly-once"
 
 
-# claims whose objects are named by the input alone (conformance.claims.Claim.naming): the
+# claims whose objects are named by the input alone (conformance.judging.claims.Claim.naming): the
 # object set is compared by key, and a change nothing explains is a regression
 DETERMINISTIC_NAMING = ("confluent",)
 

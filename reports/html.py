@@ -245,7 +245,7 @@ def _known_bugs(bugs: list[dict[str, Any]], changes: list[dict[str, Any]]) -> st
     if not bugs and not changes:
         return ""
     out = ['<h2 id="known-bugs">Known bugs</h2><p class="muted">public bugs of these sinks whose condition a played '
-           'config meets on the version that ran (conformance.known_bugs); the model does not imitate them, so a '
+           'config meets on the version that ran (conformance.catalog.known_bugs); the model does not imitate them, so a '
            'scenario that shows one fails on an affected version.</p>']
     for c in changes:
         out.append(f'<p>{_badge("fixed" if c["change"] == "fixed" else "regression")} known bug <b>{escape(c["id"])}</b> '

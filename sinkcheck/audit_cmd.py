@@ -23,7 +23,7 @@ from sinkcheck.options import check_utf8, out_dir
 
 
 def _connector(path: str, version: str | None, bucket: str) -> tuple[dict[str, str], Any]:
-    from conformance.connector_config import sink_config
+    from conformance.inputs.connector_config import sink_config
     from reference_impl.config import ConfigError
     from reference_impl.versions import VersionError
     from sinkcheck.options import load_connector_config, warn_config
@@ -110,7 +110,7 @@ def _records(spark: Any, source: str, kafka: tuple[str, list[str]] | None = None
     Returns (records, laid out per topic-partition in offset order)."""
     from pyspark.errors import AnalysisException
 
-    from reference_impl.spark_engine import records_dataframe, records_problem
+    from reference_impl.engine.spark import records_dataframe, records_problem
 
     if kafka is not None:
         try:
@@ -175,8 +175,8 @@ def _session(master: str | None, hadoop_conf: dict[str, str], kafka: bool = Fals
     (session, created here)."""
     from pyspark.sql import SparkSession
 
-    from adapters.jars import JarFetchError, jar_files
-    from reference_impl.spark_engine import spark_session
+    from adapters.processes.jars import JarFetchError, jar_files
+    from reference_impl.engine.spark import spark_session
 
     try:
         jars = jar_files("spark-s3a") + (jar_files("spark-kafka") if kafka else [])
@@ -190,7 +190,8 @@ def _session(master: str | None, hadoop_conf: dict[str, str], kafka: bool = Fals
 
 
 def cmd_audit(args: Any) -> int:
-    from conformance.audit import AuditInputError, BucketLocation, S3Access, audit_results, run_audit
+    from conformance.auditing.auditor import (AuditInputError, BucketLocation, S3Access, audit_results,
+        run_audit)
     from reports import ReportContext, write_reports
     from reports.redact import Redactor
     from sinkcheck.terminal import Terminal, exit_for

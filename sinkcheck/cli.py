@@ -11,7 +11,7 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
-from conformance.session import InputError
+from conformance.playing.session import InputError
 from sinkcheck.exitcodes import Exit, UsageError
 from sinkcheck.options import check_utf8, decode_text, out_file, warn_config
 
@@ -29,7 +29,7 @@ def _read(path: str, what: str) -> str:
 
 def cmd_model(args: argparse.Namespace) -> int:
     from reference_impl.config import ConfigError, ConfigSyntaxError, parse_config
-    from reference_impl.model import InputError, expect, parse_puts_lines, parse_records_lines
+    from reference_impl.engine.model import InputError, expect, parse_puts_lines, parse_records_lines
     from reference_impl.versions import VersionError
     from reports.redact import Redactor
     from sinkcheck.terminal import PLAIN_TICK_S, Terminal
@@ -76,7 +76,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     if args.engine == "local" and args.records.endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        from reference_impl.columns import expect_arrow
+        from reference_impl.engine.columns import expect_arrow
 
         if puts is not None or existing:
             raise UsageError("--records: a Parquet dump has no put order; give RECORDS.jsonl with --puts/--existing-key")
@@ -94,7 +94,8 @@ def cmd_model(args: argparse.Namespace) -> int:
                 raise UsageError(f"--puts {args.puts}: {e}; give a put schedule that carries at most the records "
                                  f"of {args.records}") from None
     else:
-        from reference_impl.spark_engine import expect_spark, records_dataframe, records_problem, spark_session
+        from reference_impl.engine.spark import (expect_spark, records_dataframe, records_problem,
+            spark_session)
 
         if not os.path.exists(args.records):
             raise UsageError(f"records file not found: {args.records}")
@@ -123,7 +124,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     if args.contents:
         if args.engine != "local":
             raise UsageError("--contents needs --engine local (the Spark engine never brings records to the driver)")
-        from reference_impl.contents import object_contents
+        from reference_impl.engine.contents import object_contents
 
         by_tp_offset = {(r.topic, r.partition, r.offset): r for r in records}
         for o, j in zip(exp.objects, out["objects"] if isinstance(out["objects"], list) else []):
@@ -152,8 +153,8 @@ def recorded_target(played_on: dict | None) -> str | None:
     may since have changed)."""
     if not played_on:
         return None
-    from adapters import plugins
-    from conformance.targets import connect_profile
+    from adapters.connect import plugins
+    from conformance.inputs.targets import connect_profile
 
     target, ran = played_on["target"], played_on.get("connector")
     if target.startswith("kafka-connect:") and ran:
@@ -166,12 +167,12 @@ def recorded_target(played_on: dict | None) -> str | None:
 def cmd_replay(args: argparse.Namespace) -> int:
     from adapters.target import UnsupportedFault
     from conformance.pytest_plugin import failure_block
-    from conformance.scenario import Scenario, ScenarioError
-    from conformance.session import execute
-    from conformance.targets import TargetSpecError
+    from conformance.inputs.scenario import Scenario, ScenarioError
+    from conformance.playing.session import execute
+    from conformance.inputs.targets import TargetSpecError
 
     from reports.redact import Redactor
-    from conformance.session import model_version
+    from conformance.playing.model_target import model_version
     from sinkcheck.lifecycle import holding
     from sinkcheck.options import check_target_spec, out_dir, validate_for_target
     from sinkcheck.terminal import Terminal

@@ -2,7 +2,7 @@
 error that ends a command with exit 4."""
 from enum import IntEnum
 
-from conformance.session import InputError
+from conformance.playing.session import InputError
 
 
 class Exit(IntEnum):

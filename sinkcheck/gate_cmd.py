@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from sinkcheck.exitcodes import Exit, UsageError
-from conformance.generation import generated_scenarios
-from conformance.known_bugs import gate_changes, gate_line
-from conformance.named_gate import GATE_SCENARIOS
-from conformance.session import (PROFILES, InputError, Session, environment, fmt_secs, model_version, named_scenarios, prepare,
-                                 selected, slug)
+from conformance.playing.generated import generated_scenarios
+from conformance.catalog.known_bugs import gate_changes, gate_line
+from conformance.catalog.gate import GATE_SCENARIOS
+from conformance.playing.model_target import model_version
+from conformance.playing.session import (PROFILES, InputError, Session, environment, fmt_secs,
+    named_scenarios, prepare, selected, slug)
 from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_connector_version, check_target_spec, load_connector_config, load_preflight, out_dir,
                                parse_budget, resolve_profile, resolve_props, validate_for_target)
@@ -36,7 +37,7 @@ def gate_scenarios(names: list[str] | None, no_named: bool) -> list[Any]:
 
 def side_kind(spec: str) -> str:
     """The claim family whose scenarios `run` generates for a side (the model's: Confluent's)."""
-    from conformance.targets import target_kind
+    from conformance.inputs.targets import target_kind
 
     return "confluent" if model_version(spec) or spec == "model" else target_kind(spec)
 
@@ -121,7 +122,7 @@ def _gate(args: Any) -> int:
             return None
         return sess.run_one(s, spec, origin, out / side / slug(s.name), tag=tag, stack_key=stack_key[side])
 
-    from conformance.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
+    from conformance.playing.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
 
     sess.total_hint = len(jobs)
     stopped: Interrupted | None = None

@@ -8,14 +8,14 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from conformance.session import PROFILES, SIMULATED_EXAMPLES
+from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
 from sinkcheck.exitcodes import UsageError
 
 
 def check_target_spec(spec: str, plugin_path: Sequence[str] = (), progress: Any = None,
                       version: str | None = None) -> None:
-    """conformance.targets.check_target, its refusal as a usage error (exit 4)."""
-    from conformance.targets import TargetSpecError, check_target
+    """conformance.inputs.targets.check_target, its refusal as a usage error (exit 4)."""
+    from conformance.inputs.targets import TargetSpecError, check_target
 
     try:
         check_target(spec, plugin_path, progress, version)
@@ -151,9 +151,9 @@ def validate_for_target(cfg: dict[str, str], target: str, version: str | None,
                         what: str = "--connector-config") -> None:
     """A config the connector (or Kafka, or Kafka Connect) would reject is a usage error before
     anything starts; what Connect would only log is warned about, as it logs it."""
-    from conformance.claims import CONFLUENT_SEMANTICS
-    from conformance.connector_config import sink_config
-    from conformance.targets import target_kind
+    from conformance.judging.claims import CONFLUENT_SEMANTICS
+    from conformance.inputs.connector_config import sink_config
+    from conformance.inputs.targets import target_kind
     from reference_impl.config import ConfigError
     from reference_impl.versions import VersionError
 
@@ -179,9 +179,9 @@ def validate_for_target(cfg: dict[str, str], target: str, version: str | None,
 
 
 def refuse_unhonoured(cfg: dict[str, str], where: str, s3_sink: bool = True, converted: bool = True) -> None:
-    """conformance.user_config.refusal as a usage error (exit 4): what the config asks that
+    """conformance.playing.user_config.refusal as a usage error (exit 4): what the config asks that
     sinkcheck cannot honour, one message before anything runs (`model`, `run`, `gate`, `replay`)."""
-    from conformance.user_config import refusal
+    from conformance.playing.user_config import refusal
 
     why = refusal(cfg, s3_sink, converted)
     if why:
@@ -226,7 +226,7 @@ def resolve_profile(args: Any) -> tuple[str, int, bool, int]:
 def examples_for(spec: str, profile: str, args: Any) -> int:
     """Generated scenarios for one target: the profile's, many more for a simulated target
     (`--examples` sets it for every target)."""
-    from conformance.targets import simulated
+    from conformance.inputs.targets import simulated
 
     if args.examples is not None:
         return args.examples
@@ -238,7 +238,7 @@ def examples_for(spec: str, profile: str, args: Any) -> int:
 def resolve_props(props: Sequence[str] | None) -> set[str] | None:
     if not props:
         return None
-    from conformance.claims import PROPERTIES
+    from conformance.judging.claims import PROPERTIES
 
     bad = [p for p in props if p not in PROPERTIES]
     if bad:

@@ -3,7 +3,7 @@ ones (shrunk on failure), against one or more targets; writes report.html, junit
 results.json and a reproducer per failure; exit code per sinkcheck.exitcodes.
 
 The command reads its arguments, the connector config, the budget and the profile, and hands
-the rest to a session of the suite (conformance.session): this module prints and exits.
+the rest to a session of the suite (conformance.playing.session): this module prints and exits.
 """
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance.session import (FAILURES_DIR, PROFILES, Session, environment, failure_file_name, failure_scenario, fmt_secs,
-                                 model_version, named_scenarios, own_named_scenarios, run_target, saved_failures, slug)
+from conformance.playing.model_target import model_version
+from conformance.playing.session import (FAILURES_DIR, PROFILES, Session, environment, failure_file_name,
+    failure_scenario, fmt_secs, named_scenarios, own_named_scenarios, saved_failures, slug)
+from conformance.playing.target_run import run_target
 from sinkcheck.exitcodes import Exit, UsageError
 from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_connector_version, check_target_spec, examples_for, load_connector_config, load_preflight, out_dir,
@@ -28,8 +30,8 @@ def own_preflight(out: Path, term: "Terminal") -> list[dict[str, Any]]:
     says what the verdicts rest on even when no --preflight file is given."""
     from dataclasses import asdict
 
-    from adapters.supervisor import MotoS3Server
-    from sinkcheck.preflight_cmd import preflight
+    from adapters.processes.moto import MotoS3Server
+    from adapters.s3.preflight import preflight
 
     term.progress("[sinkcheck] preflight of the S3 server…")
     server = MotoS3Server(out / "preflight-s3", bucket="sinkcheck-preflight").start()
@@ -65,7 +67,7 @@ def _run(args: Any) -> int:
     profile, n_examples, derandomize, max_records = resolve_profile(args)
     seed = args.seed if args.seed is not None else (0 if derandomize else int.from_bytes(os.urandom(3), "big"))
     preflight = load_preflight(args.preflight)
-    from conformance.targets import simulated
+    from conformance.inputs.targets import simulated
 
     needs_s3 = any(not t.startswith("model") and not simulated(t) for t in targets)  # a real S3 server to preflight
     baseline = None
@@ -140,7 +142,7 @@ def _run(args: Any) -> int:
         if f.exists():
             shutil.copy(f, out / "failures" / f"error--{slug(e['target'])}--{slug(e['scenario'])}.json")
     if args.fixtures:
-        from conformance import fidelity
+        from conformance.calibration import fidelity
 
         for r in sess.results:
             if r.target_info is not None and r.target_info.connector_version:
@@ -162,7 +164,7 @@ def _run(args: Any) -> int:
 
         ctx.baseline = diff_entries(baseline, [entry(r, ctx) for r in sess.results])
     paths = write_reports(out, sess.results, ctx)
-    from conformance.known_bugs import known_bug_line, relevant
+    from conformance.catalog.known_bugs import known_bug_line, relevant
 
     for bug in relevant(sess.results):
         term.out(known_bug_line(bug))
@@ -199,7 +201,7 @@ def add_run_parser(sub: Any) -> None:
     r.add_argument("--no-save-failures", dest="save_failures", action="store_false", help="do not save failures for next time")
     r.add_argument("--plugin-path", action="append", default=[], help="Kafka Connect plugin directory (Confluent)")
     r.add_argument("--fixtures", default=None, help="write each real connector's run as a fidelity fixture here "
-                                                  "(conformance.fidelity: replayed offline through the model)")
+                                                  "(conformance.calibration.fidelity: replayed offline through the model)")
     r.add_argument("--out", required=True, help="where report.html, junit.xml, results.json and failures/ go")
     r.set_defaults(func=cmd_run)
 

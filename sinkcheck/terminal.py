@@ -96,7 +96,7 @@ UNTESTED_SHOWN = 10
 def exit_for(results: list[Any], errors: list[dict[str, Any]]) -> Exit:
     if errors:
         return Exit.INTERNAL
-    from conformance.untested import dominated
+    from conformance.judging.untested import dominated
 
     statuses = {r.status for r in results}
     if "fail" in statuses:
@@ -126,7 +126,7 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
             term.out(f"UNKNOWN {r.scenario.name} on {r.target}: {why or 'no verdict'}")
     for e in errors:
         term.out(f"ERROR {e['scenario']} on {e['target']}: {e['error']}\n  scenario: {e.get('scenario_file')}")
-    from conformance.untested import dominated, summary
+    from conformance.judging.untested import dominated, summary
 
     untested = [r for r in results if getattr(r, "untested", None) and r.status != "fail"]
     for r in untested[:UNTESTED_SHOWN]:

@@ -14,9 +14,10 @@ import time
 
 import pytest
 
-from adapters.connectors import ConnectorConfigError, default_config
+from adapters.connect.connector_config import ConnectorConfigError, default_config
 from adapters.pytest_fixtures import connect_target, kafka_stack  # noqa: F401
-from adapters.target import Fault, RecordToProduce
+from adapters.observation import RecordToProduce
+from adapters.target import Fault
 
 pytestmark = pytest.mark.kafka
 
@@ -35,8 +36,8 @@ def expected_values(n: int, start: int = 0) -> set[str]:
 
 def require_plugin(stack, set_name: str) -> None:
     """Skip unless the worker has the plugin (from the jar set or SINKCHECK_PLUGIN_PATH)."""
-    from adapters.connectors import PROFILES
-    from adapters.kafka_connect import ConnectRest
+    from adapters.connect.profiles import PROFILES
+    from adapters.connect.target import ConnectRest
 
     cls = PROFILES[set_name].connector_class
     installed = {p["class"] for p in ConnectRest(stack.workers).request(
@@ -143,7 +144,7 @@ def test_bucket_sampling_and_open_uploads_keep_it_not_quiet(connect_target, kafk
     reported; one left open without new parts (what a killed worker abandons) does not."""
     from dataclasses import replace
 
-    from adapters.kafka_connect import KafkaConnectTarget
+    from adapters.connect.target import KafkaConnectTarget
 
     t = connect_target()
     t.start(default_config("filesink", ["fs-s3"], None), {"fs-s3": 1})
@@ -211,7 +212,7 @@ def test_confluent_from_plugin_dir(kafka_stack, connect_target):
 
 
 def test_confluent_in_containers(tmp_path):
-    from adapters import containers
+    from adapters.connect import containers
 
     reason = containers.docker_unavailable_reason()
     if reason:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.kafka_connect import plugins_dir
-from adapters.supervisor import KafkaStack, child_pids, listening_ports, port_open
+from adapters.connect.target import plugins_dir
+from adapters.processes.managed import child_pids, listening_ports, port_open
+from adapters.processes.stack import KafkaStack
 
 pytestmark = pytest.mark.kafka
 
@@ -41,9 +42,9 @@ def test_nothing_left_behind_after_stop(tmp_path):
 def test_target_with_its_own_stack_stops_everything(tmp_path):
     """KafkaConnectTarget without a shared stack starts broker, S3 and worker itself (fetching
     jars on first use) and its stop() leaves nothing behind."""
-    from adapters.connectors import default_config
-    from adapters.kafka_connect import KafkaConnectTarget
-    from adapters.target import RecordToProduce
+    from adapters.connect.connector_config import default_config
+    from adapters.connect.target import KafkaConnectTarget
+    from adapters.observation import RecordToProduce
 
     before = child_pids()
     with KafkaConnectTarget(tmp_path, profile="filesink") as t:
@@ -58,8 +59,8 @@ def test_target_with_its_own_stack_stops_everything(tmp_path):
 
 
 def test_unobtainable_plugin_is_reported_before_anything_starts(tmp_path):
-    from adapters.connectors import default_config
-    from adapters.kafka_connect import KafkaConnectTarget, PluginUnavailable
+    from adapters.connect.connector_config import default_config
+    from adapters.connect.target import KafkaConnectTarget, PluginUnavailable
 
     before = child_pids()
     t = KafkaConnectTarget(tmp_path, profile="confluent")

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters import containers, jars
-from adapters.connectors import (CAMEL_PREFIX, PROFILES, ConnectorConfigError, S3Location,
-                                 default_config, fill_config, parse_connector_config,
-                                 profile_for, redact)
-from adapters.kafka_connect import format_config_errors, validation_errors
-from adapters.supervisor import (ManagedProcess, child_pids, listening_ports, wait_until)
+from adapters.connect import containers
+from adapters.processes import jars
+from adapters.connect.connector_config import (ConnectorConfigError, default_config, fill_config,
+    parse_connector_config, profile_for, redact)
+from adapters.connect.profiles import CAMEL_PREFIX, PROFILES, S3Location
+from adapters.connect.target import format_config_errors, validation_errors
+from adapters.processes.managed import ManagedProcess, child_pids, listening_ports, wait_until
 from adapters.target import TargetError
 
 S3 = S3Location("http://127.0.0.1:5555", "bkt", "AK", "SK", "us-east-1")
@@ -146,7 +147,7 @@ def test_every_jar_set_is_a_pom_profile():
     pom = jars.POM.read_text()
     for name in jars.JAR_SETS:
         assert f"<id>{name}</id>" in pom
-    # Aiven's S3 sink is on no Maven repository: its plugin comes from adapters.plugins only
+    # Aiven's S3 sink is on no Maven repository: its plugin comes from adapters.connect.plugins only
     assert "io.aiven" not in pom and "aiven" not in jars.JAR_SETS
 
 
@@ -256,7 +257,7 @@ class _FakeWorker:
 
 
 def test_scenario_fault_names_reach_the_connect_worker(tmp_path):
-    from adapters.kafka_connect import KafkaConnectTarget
+    from adapters.connect.target import KafkaConnectTarget
     from adapters.target import Fault
 
     t = KafkaConnectTarget(tmp_path)
@@ -275,7 +276,7 @@ def test_a_managed_process_dies_when_the_process_that_started_it_is_killed(tmp_p
     must still not outlive it."""
     import subprocess
 
-    code = ("import os, signal, sys, time; from pathlib import Path; from adapters.supervisor import ManagedProcess; "
+    code = ("import os, signal, sys, time; from pathlib import Path; from adapters.processes.managed import ManagedProcess; "
             f"p = ManagedProcess('sleeper', ['sleep', '300'], Path({str(tmp_path)!r}) / 'sleeper.log').start(); "
             "print(p.pid, flush=True); time.sleep(0.5); os.kill(os.getpid(), signal.SIGKILL)")
     parent = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -338,8 +339,9 @@ def test_a_record_with_timestamp_0_is_refused_before_librdkafka_sends_it_as_now(
     """librdkafka (sinkcheck's producer) replaces a timestamp of 0 with the time of sending, so
     such a record would land in today's buckets: the producer refuses it naming the record. No
     broker is involved: the refusal comes before the first produce call."""
-    from adapters.produce import produce_records
-    from adapters.target import RecordToProduce, TargetError
+    from adapters.kafka.produce import produce_records
+    from adapters.observation import RecordToProduce
+    from adapters.target import TargetError
 
     class NoProducer:
         def produce(self, *a, **kw):

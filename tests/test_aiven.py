@@ -1,6 +1,6 @@
 """Aiven's S3 sink 3.4.2 through the suite: its plugin laid out from ../shared/aiven (or
 SINKCHECK_PLUGIN_PATH), on warm stacks (a KRaft broker, moto and a Connect worker on 127.0.0.1,
-and a spare one for worker-level faults). Its own named scenarios (conformance.named_aiven):
+and a spare one for worker-level faults). Its own named scenarios (conformance.catalog.aiven):
 1000 records across 3 partitions, the `{{key}}` template, the default template with csv, an
 explicit padded template with zstd, S3 errors on UploadPart and CompleteMultipartUpload beyond
 its client's retries, a SIGKILL mid-multipart and a zombie. Each gives verdicts, not errors;
@@ -32,7 +32,7 @@ def _run(name, results):
 
 
 def _seqs(r) -> list[int]:
-    from conformance.checkers import RunData
+    from conformance.judging.checks.base import RunData
 
     d = RunData(r.scenario, r.target, r.observation, r.claim, None, None, sent=dict(r.scenario.connector))
     return sorted(s for o in d.value_objects(r.observation.final_bucket) for s in d.seqs(o) or [])

@@ -1,4 +1,4 @@
-"""How the suite names and reads Aiven's S3 sink 3.4.2 objects (conformance.objects), pinned to
+"""How the suite names and reads Aiven's S3 sink 3.4.2 objects (conformance.judging.objects), pinned to
 its source (Aiven-Open/cloud-storage-connectors-for-apache-kafka v3.4.2): FileNameFragment.getFilename
 adds `.avro` and the compression's extension to the default template only; S3SinkTask.oldFullKey
 makes the legacy names of `aws.s3.prefix`; `file.name.prefix` is no key of the S3 sink; the
@@ -14,9 +14,10 @@ import json
 import pyarrow as pa
 import zstandard
 
-from adapters.connectors import PROFILES, translate
-from conformance.claims import claim_for
-from conformance.objects import aiven_groups_by_key, aiven_key, aiven_rows, decode_aiven, decompress
+from adapters.connect.connector_config import translate
+from adapters.connect.profiles import PROFILES
+from conformance.judging.claims import claim_for
+from conformance.judging.objects import aiven_groups_by_key, aiven_key, aiven_rows, decode_aiven, decompress
 
 
 def test_the_default_template_gets_the_compressions_extension_and_avros():
@@ -94,7 +95,8 @@ def test_a_scenario_is_translated_to_aivens_keys():
 # --- Lenses' S3 sink (stream-reactor 11.7.2): its KCQL, names and objects ---------------------
 
 def test_lenses_kcql_gets_the_runs_bucket_and_topic_and_a_scenario_becomes_kcql():
-    from adapters.connectors import S3Location, fill_config
+    from adapters.connect.connector_config import fill_config
+    from adapters.connect.profiles import S3Location
 
     t = translate({"topics": "events", "flush.size": "4", "s3.bucket.name": "sinkcheck",
                    "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
@@ -108,8 +110,8 @@ def test_lenses_kcql_gets_the_runs_bucket_and_topic_and_a_scenario_becomes_kcql(
 
 
 def test_lenses_names_and_claim():
-    from conformance.lenses_checks import lenses_prefix
-    from conformance.objects import decode_lenses, lenses_key
+    from conformance.judging.checks.lenses import lenses_prefix
+    from conformance.judging.objects import decode_lenses, lenses_key
 
     assert lenses_key("out", "events", 2, 99, 1000, 2000, "json") == "out/events/2/000000000099_1000_2000.json"
     cfg = {"connect.s3.kcql": "INSERT INTO b:out SELECT * FROM `t` STOREAS `JSON` PROPERTIES('flush.count'=3)"}
@@ -131,8 +133,8 @@ def test_a_tombstone_in_an_aiven_object_holds_no_record():
 def test_an_s3_rule_on_a_lenses_data_file_goes_on_its_staged_putobject():
     """Lenses stages each data file with one PutObject under .temp-upload/ and copies it into
     place: a rule on out/* never fires (seen in `sinkcheck run --profile ci`)."""
-    from conformance.named import SUITE
-    from conformance.runner import faults_for_target
+    from conformance.catalog.named import SUITE
+    from conformance.playing.runner import faults_for_target
 
     steps, _ = faults_for_target(SUITE["retriable-503-on-upload"](), "kafka-connect:lenses@11.7.2")
     assert [f.params["key"] for f in steps if f.kind == "s3"] == [".temp-upload/*"]
@@ -144,8 +146,8 @@ def test_multipart_crash_in_part_four_on_aiven_hangs_the_first_upload_part_after
     reach S3 as several files of under 77 records (under 4 parts of 5 MiB). The rule goes on the
     first UploadPart after 270, which every flush makes (Aiven writes each object as a multipart
     upload); Confluent keeps part 4."""
-    from conformance.named import SUITE
-    from conformance.runner import faults_for_target
+    from conformance.catalog.named import SUITE
+    from conformance.playing.runner import faults_for_target
 
     sc = SUITE["multipart-crash-in-part-four"]()
     steps, notes = faults_for_target(sc, "kafka-connect:aiven@3.4.2")
@@ -168,11 +170,12 @@ def test_a_config_update_of_lenses_kcql_keeps_the_runs_bucket_and_topic(tmp_path
     translated from the scenario's names, reached the worker reading `events` where the run's
     topic is `events-r21`, and the task died ("Can't find the KCQL for source topic"). The update
     is filled in as the start was."""
-    from adapters.connectors import S3Location, fill_config
-    from adapters.kafka_connect import KafkaConnectTarget
-    from conformance.named import SUITE
-    from conformance.runner import faults_for_target, on_shared_stack
-    from conformance.targets import translation_for
+    from adapters.connect.connector_config import fill_config
+    from adapters.connect.profiles import S3Location
+    from adapters.connect.target import KafkaConnectTarget
+    from conformance.catalog.named import SUITE
+    from conformance.playing.runner import faults_for_target, on_shared_stack
+    from conformance.inputs.targets import translation_for
 
     spec = "kafka-connect:lenses@11.7.2"
     scenario = on_shared_stack(SUITE["config-update-mid-stream"](), "-r21")
@@ -192,7 +195,7 @@ def test_lenses_json_store_stops_at_the_first_bytes_value():
     """generated-002 of `--profile ci` on Lenses: a bytes value under STOREAS `JSON` killed the task
     ("Cannot currently write byte array as json", ToJsonDataConverter). The run knows where the
     task stops (the S3 rules after it are left out) and claims no liveness for it."""
-    from conformance.claims import task_stops_at
+    from conformance.judging.claims import task_stops_at
 
     json_cfg = translate({"topics": "t", "flush.size": "4"}, PROFILES["lenses"]).config
     assert task_stops_at("lenses", json_cfg, [{"seq": 1}, "text", b"\x00", None]) == 2
@@ -223,7 +226,7 @@ def test_an_aiven_object_is_named_by_its_first_row_a_tombstone_too():
     """tombstones-amid-record-field-windows on Aiven (--profile ci): `events-0-4` starts with the
     tombstone at offset 4 (an empty value column) and Aiven names it so; its first record is 5."""
     from adapters.observation import S3Object
-    from conformance.aiven_checks import first_row_offset
+    from conformance.judging.checks.aiven import first_row_offset
 
     cfg = {"format.output.fields": "key,value,offset,timestamp"}
     body = b"azE=,,4,5\nazI=,eyJzZXEiOiAyfQ==,5,6\n"

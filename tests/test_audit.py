@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from adapters.supervisor import (LOOPBACK, ManagedProcess, MotoS3Server, child_pids, free_port, listening_ports,
-                                 port_open, wait_until)
+from adapters.processes.managed import (LOOPBACK, ManagedProcess, child_pids, free_port, listening_ports,
+    port_open, wait_until)
+from adapters.processes.moto import MotoS3Server
 from reference_impl.config import parse_config
-from reference_impl.contents import encode_view
-from reference_impl.model import expect, parse_records_lines
+from reference_impl.engine.contents import encode_view
+from reference_impl.engine.model import expect, parse_records_lines
 from sinkcheck.cli import main
 
 pytestmark = pytest.mark.spark
@@ -90,9 +91,9 @@ def case(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def spark(case):
     """One local session with S3A and the Kafka source for the module (the audit command reuses it)."""
-    from adapters.jars import jar_files
-    from conformance.audit import S3Access
-    from reference_impl.spark_engine import spark_session
+    from adapters.processes.jars import jar_files
+    from conformance.auditing.auditor import S3Access
+    from reference_impl.engine.spark import spark_session
 
     access = S3Access.resolve({}, case["moto"].endpoint, env={"AWS_ACCESS_KEY_ID": MotoS3Server.ACCESS_KEY,
                                                                "AWS_SECRET_ACCESS_KEY": MotoS3Server.SECRET_KEY})
@@ -260,7 +261,7 @@ def test_records_kafka_could_not_have_given_are_4(case, spark, creds, tmp_path, 
 
 
 def test_s3_credentials_come_as_a_pair_from_one_place():
-    from conformance.audit import AuditInputError, S3Access
+    from conformance.auditing.auditor import AuditInputError, S3Access
 
     conn = {"aws.access.key.id": "CONFIGKEY", "aws.secret.access.key": "config-secret", "store.url": "http://s3.local:9000"}
     a = S3Access.resolve(conn, env={})
@@ -280,8 +281,8 @@ def _audit_like_the_model(case: dict[str, Any], spark: Any, tmp_path: Path, buck
     """Write the objects the model says may exist (all but `skip`, plus `extra`) to a bucket of
     their own, audit it on Spark, and return (the audit's outcome, the model's expectation,
     the audit per topic-partition)."""
-    from conformance.audit import BucketLocation, S3Access, run_audit
-    from reference_impl.spark_engine import expect_spark, records_dataframe
+    from conformance.auditing.auditor import BucketLocation, S3Access, run_audit
+    from reference_impl.engine.spark import expect_spark, records_dataframe
 
     cfg = parse_config(connector)
     sink_records = parse_records_lines(json.dumps(r) for r in records)
@@ -381,7 +382,7 @@ def _compare(values: list[str], observed: dict[str, bytes], flush: int = 2):
     local model's objects, and the observed objects by key."""
     import pandas as pd
 
-    from conformance.audit import CompareSettings, OTHER_DDL, audit_topic_partition
+    from conformance.auditing.auditor import CompareSettings, OTHER_DDL, audit_topic_partition
 
     cfg = parse_config({k: v for k, v in dict(CONNECTOR, **{"flush.size": str(flush)}).items() if k != "connector.class"})
     recs = [{"topic": TOPIC, "partition": 0, "offset": o, "timestamp": 0, "key": "null", "value": v, "headers": "[]"}
@@ -440,7 +441,7 @@ def test_records_read_from_a_topic_audit_like_the_dump(case, spark, creds, tmp_p
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    from adapters.supervisor import KafkaBroker
+    from adapters.processes.broker import KafkaBroker
 
     broker = KafkaBroker(tmp_path).start()
     try:

@@ -20,8 +20,8 @@ SCENARIOS = ("crash-mid-stream", "retriable-503-on-upload", "crash-during-comple
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    from adapters.plugins import PluginUnavailable
-    from conformance.targets import start_connect_stack
+    from adapters.connect.plugins import PluginUnavailable
+    from conformance.inputs.targets import start_connect_stack
 
     try:
         s = start_connect_stack(TARGET, tmp_path_factory.mktemp("stack"))
@@ -93,11 +93,11 @@ def test_camel_4_18_cannot_run_on_a_worker_whose_default_converter_is_json(tmp_p
     config against its default converters in the plugin's class loader. On a worker with the
     distribution's defaults (JsonConverter) no Camel config is accepted, whatever converters it
     names itself; sinkcheck's Camel stacks default to StringConverter
-    (adapters.connectors.CAMEL_WORKER_CONVERTERS)."""
-    from adapters import plugins
-    from adapters.connectors import default_config
-    from adapters.kafka_connect import KafkaConnectTarget, plugins_dir
-    from adapters.supervisor import KafkaStack
+    (adapters.connect.profiles.CAMEL_WORKER_CONVERTERS)."""
+    from adapters.connect import plugins
+    from adapters.connect.connector_config import default_config
+    from adapters.connect.target import KafkaConnectTarget, plugins_dir
+    from adapters.processes.stack import KafkaStack
 
     plugin = plugins.resolve("camel", "4.18.0")
     pdir, _ = plugins_dir(tmp_path, (), plugins=[plugin])

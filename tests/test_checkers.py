@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 
 from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object, StatusSample
-from conformance.checkers import CHECKS, RunData, run_checks
-from conformance.claims import C1, claim_for
-from conformance.untested import untested_reason
-from conformance.scenario import FaultStep, Scenario
-from conformance.verdicts import FAIL, PASS, UNKNOWN, overall
+from conformance.judging.checks.base import CHECKS, RunData
+from conformance.judging.checks.run import run_checks
+from conformance.judging.claims import C1, claim_for
+from conformance.judging.untested import untested_reason
+from conformance.inputs.scenario import FaultStep, Scenario
+from conformance.judging.verdicts import FAIL, PASS, UNKNOWN, overall
 from reference_impl.config import parse_config
 from reference_impl.connect_data import SinkRecord
-from reference_impl.model import expect
+from reference_impl.engine.model import expect
 
 CONFIG = {"format.class": "io.confluent.connect.s3.format.json.JsonFormat", "flush.size": "3",
           "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b",
@@ -129,7 +130,7 @@ def test_multipart_hygiene_is_not_claimed_when_a_sink_is_killed():
 
 
 def test_a_crashing_checker_is_unknown_and_hides_nothing(monkeypatch):
-    import conformance.checkers as c
+    import conformance.judging.checks.run as c
 
     def boom(d):
         raise RuntimeError("kaput")
@@ -385,7 +386,7 @@ def test_a_rule_armed_while_the_task_was_failed_says_the_sinks_failure_left_it_u
     """multipart-crash-in-part-four on Lenses 11.7.2 (`--profile default`): a 412 had failed the
     task before the rule on `.temp-upload/*` was armed, and the crash that brought it back came
     after; the rule's note said only "never fired: 0 matching request(s) seen"."""
-    from conformance.untested import dead_while_armed
+    from conformance.judging.untested import dead_while_armed
 
     trace = "org.apache.kafka.connect.errors.ConnectException: Exiting WorkerSinkTask\n\tat x"
     rule = FaultEvent("s3", {"operation": "PutObject", "matched": 0, "armed_ms": 5_000, "retired_ms": 9_500}, False)

@@ -10,7 +10,8 @@ from typing import Any, Mapping, Sequence
 import pytest
 
 from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord
-from adapters.target import Fault, RecordToProduce, Target, TargetInfo
+from adapters.observation import RecordToProduce
+from adapters.target import Fault, Target, TargetInfo
 from sinkcheck.cli import main
 from sinkcheck.exitcodes import Exit
 
@@ -204,7 +205,7 @@ def test_generated_failure_is_shrunk(tmp_path: Path) -> None:
                "--profile", "ci") == Exit.FAILED
     doc = json.loads((tmp_path / "out" / "results.json").read_text())
     failed = [e for e in doc["results"] if e["status"] == "fail"]
-    # shrunk to one record, and as many more as its file needs to be committed (conformance.testable)
+    # shrunk to one record, and as many more as its file needs to be committed (conformance.generators.testable)
     assert len(failed) == 1 and failed[0]["scenario"].endswith("-shrunk")
     assert failed[0]["records"] <= int(failed[0]["connector"]["flush.size"])
     assert Path(failed[0]["scenario_file"]).exists() and doc["seed"] == 0
@@ -281,9 +282,9 @@ def test_shrinking_keeps_the_property_and_the_anomaly(tmp_path: Path, monkeypatc
     otherwise."""
     from hypothesis import strategies as st
 
-    import conformance.strategies as strategies
-    from conformance.named import BASE
-    from conformance.scenario import Scenario
+    import conformance.generators.strategies as strategies
+    from conformance.catalog.base import BASE
+    from conformance.inputs.scenario import Scenario
 
     def big_first(**kw: Any) -> Any:
         recs = st.integers(1, 20).map(lambda n: [{"topic": "t", "partition": 0, "timestamp": 1714557600000 + i,
@@ -405,7 +406,7 @@ def test_a_put_schedule_carrying_more_records_than_given_is_4(tmp_path: Path, ca
 
 
 def saved_scenario(tmp_path: Path, **changes: Any) -> Path:
-    from conformance.session import named_scenarios
+    from conformance.playing.session import named_scenarios
 
     doc = named_scenarios(["rotate-interval-table"])[0].to_json()
     for k, v in changes.items():
@@ -508,7 +509,7 @@ def test_records_kafka_could_not_have_given_are_4(tmp_path: Path, capsys: pytest
 
 
 def test_a_scenario_record_whose_offset_goes_back_is_refused() -> None:
-    from conformance.scenario import Scenario, ScenarioError
+    from conformance.inputs.scenario import Scenario, ScenarioError
 
     sc = saved_scenario_doc()
     sc["records"][0]["offset"], sc["records"][1]["offset"] = 5, 5
@@ -517,7 +518,7 @@ def test_a_scenario_record_whose_offset_goes_back_is_refused() -> None:
 
 
 def saved_scenario_doc() -> dict[str, Any]:
-    from conformance.session import named_scenarios
+    from conformance.playing.session import named_scenarios
 
     return named_scenarios(["rotate-interval-table"])[0].to_json()
 

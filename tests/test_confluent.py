@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from conformance.named import SUITE
-from conformance.runner import run_scenario
+from conformance.catalog.named import SUITE
+from conformance.playing.runner import run_scenario
 
 pytestmark = pytest.mark.kafka
 
@@ -27,8 +27,8 @@ EXPECTED = {name: "pass" for name in NAMES}
 
 
 def _stack(spec: str, tmp_path_factory):
-    from adapters.plugins import PluginUnavailable
-    from conformance.targets import start_connect_stack
+    from adapters.connect.plugins import PluginUnavailable
+    from conformance.inputs.targets import start_connect_stack
 
     try:
         return start_connect_stack(spec, tmp_path_factory.mktemp("stack"))
@@ -49,8 +49,8 @@ def named_results(stack, tmp_path_factory):
     four at a time (each with topics of its own), and meanwhile the others (crashes, zombies,
     rebalances) one by one, shared out between a spare stack and, once the others are done,
     the module's."""
-    from conformance.runner import SpareStack, needs_stack_alone, on_shared_stack, stack_schedule
-    from conformance.targets import start_connect_stack
+    from conformance.playing.runner import SpareStack, needs_stack_alone, on_shared_stack, stack_schedule
+    from conformance.inputs.targets import start_connect_stack
 
     out = tmp_path_factory.mktemp("named")
     names = NAMES

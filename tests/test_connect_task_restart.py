@@ -1,6 +1,6 @@
 """How the Kafka Connect target tells that a task it restarted (a restart-task, a config update)
 is back, from outside the worker: by its consumer's client id in the sink's group."""
-from adapters.connect_faults import consumer_client_id, task_replaced
+from adapters.connect.faults import consumer_client_id, task_replaced
 
 NAME = "sinkcheck-two-tasks-r1"
 T0, T1 = consumer_client_id(NAME, 0), consumer_client_id(NAME, 1)

@@ -11,10 +11,12 @@ import json
 import pytest
 from hypothesis import given
 
-from conformance import wire
-from conformance.named import rotate_interval_table
-from conformance.scenario import FORMAT_1, SCENARIO_FORMAT, Scenario, ScenarioError, converter_kind, record_seq
-from conformance.strategies import CONFLUENT_FORMATS, scenarios, value_kinds
+from conformance.inputs import wire
+from conformance.catalog.named import rotate_interval_table
+from conformance.inputs.scenario import (FORMAT_1, SCENARIO_FORMAT, Scenario, ScenarioError, converter_kind,
+    record_seq)
+from conformance.generators.configs import CONFLUENT_FORMATS, value_kinds
+from conformance.generators.strategies import scenarios
 from reference_impl.connect_data import Schema, Struct, parse_schema, schema_to_json
 from reference_impl.converters import (BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER, Converter,
                                        ConverterError, UnknownConverter, converter_for)

@@ -72,7 +72,7 @@ RAW = [b"seq=1", b"\xff\xfeinvalid utf8", b"", b'{"schema":null}', b"null", b"{n
 
 
 def _java(tmp_path: Path, args: list[str], lines: list[bytes | None]) -> list[str]:
-    from adapters import jars
+    from adapters.processes import jars
 
     if shutil.which("javac") is None:
         pytest.fail("javac (a JDK 17) is needed for the converter comparison; install openjdk-17-jdk-headless")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import fidelity
+from conformance.calibration import fidelity
 
 FIXTURES = sorted((Path(__file__).parent / "fidelity").glob("*.json"))
 

@@ -173,10 +173,10 @@ def _table_run(tmp_path: Path, name: str, files: dict[str, list[int]], table: li
     import pyarrow.parquet as pq
 
     from adapters.observation import BucketSample, Observation, ProducedRecord, S3Object
-    from conformance.claims import claim_for
-    from conformance.runner import RunResult
-    from conformance.scenario import Scenario
-    from conformance.verdicts import PASS, Verdict
+    from conformance.judging.claims import claim_for
+    from conformance.playing.runner import RunResult
+    from conformance.inputs.scenario import Scenario
+    from conformance.judging.verdicts import PASS, Verdict
     from reports import ReportContext
     from reports.context import entry
 
@@ -221,7 +221,7 @@ def test_a_gate_of_iceberg_draws_the_generated_scenarios_run_draws_for_it() -> N
     """The gate's generated scenarios for a table sink hold values that make rows (maps and
     Structs, as `run` draws them): no text through a converter that refuses it, no
     ByteArrayFormat, which writes only bytes."""
-    from conformance.generation import generated_scenarios
+    from conformance.playing.generated import generated_scenarios
 
     scs = generated_scenarios(10, 0, True, 10, kinds=("iceberg", "iceberg"))
     assert len(scs) >= 5
@@ -233,9 +233,9 @@ def test_records_a_targets_converters_refuse_are_refused_before_anything_starts(
     """Text values under StringConverter, put to Iceberg's sink, which reads values through
     JsonConverter: its task would die on each. The run refuses the scenario (exit 4 in a
     command) before it starts a broker, instead of erring inside the runner afterwards."""
-    from conformance.named import BASE
-    from conformance.runner import run_scenario
-    from conformance.scenario import Scenario, ScenarioError
+    from conformance.catalog.base import BASE
+    from conformance.playing.runner import run_scenario
+    from conformance.inputs.scenario import Scenario, ScenarioError
 
     cfg = {**BASE, "value.converter": "org.apache.kafka.connect.storage.StringConverter", "flush.size": "1"}
     recs = [{"topic": "orders", "partition": 0, "timestamp": 1714557600000, "key": None, "value": "seq=0", "headers": []}]

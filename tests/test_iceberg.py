@@ -1,7 +1,7 @@
 """Apache Iceberg's Kafka Connect sink 1.12.0 through the suite: its jar set resolved from Maven
 (adapters/jvm/pom.xml, profile iceberg), its JDBC catalog on SQLite, S3FileIO on moto through
 the fault front, on warm stacks (a KRaft broker and Connect workers on 127.0.0.1, and a spare
-stack for worker-level faults). Its own named scenarios (conformance.named_iceberg): 1000
+stack for worker-level faults). Its own named scenarios (conformance.catalog.iceberg): 1000
 records across 3 partitions, a SIGKILL while the coordinator commits and one between a data
 file and its announcement, S3 errors on a data file and on the commit's metadata, a zombie
 worker and a rebalance. Each gives verdicts, not errors; every fault fires; exactly-once
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.named_iceberg import ICEBERG_OWN
+from conformance.catalog.iceberg import ICEBERG_OWN
 
 pytestmark = pytest.mark.kafka
 
@@ -20,7 +20,7 @@ SCENARIOS = tuple(ICEBERG_OWN)
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    from conformance.targets import start_connect_stack
+    from conformance.inputs.targets import start_connect_stack
 
     s = start_connect_stack(TARGET, tmp_path_factory.mktemp("stack"))
     yield s
@@ -47,7 +47,7 @@ def _run(name, results):
 
 def _rows_by_seq(r) -> dict[int, int]:
     """How many times each record's seq is in the rows of the table's final snapshot."""
-    from conformance.objects import decode_iceberg
+    from conformance.judging.objects import decode_iceberg
 
     final = r.observation.final_bucket
     bodies = {o.key: o.body for o in final.objects}
@@ -162,8 +162,8 @@ def test_the_config_gate_shows_the_first_commit_loss_fixed_by_auto_offset_reset_
     names; no regression; where the baseline lost the first commit, no-loss is fixed."""
     import dataclasses
 
-    from conformance.named import ALL_NAMED
-    from conformance.runner import on_shared_stack, run_scenario
+    from conformance.catalog.named import ALL_NAMED
+    from conformance.playing.runner import on_shared_stack, run_scenario
     from reports import ReportContext
     from reports.context import entry
     from reports.diff import diff_entries

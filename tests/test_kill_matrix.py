@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from adapters.pysink import VARIANTS
-from conformance.claims import PROPERTIES
-from conformance.killmatrix import KILLS_WANTED, kill_matrix, killers, render, weak
+from conformance.judging.claims import PROPERTIES
+from conformance.calibration.kill_matrix import KILLS_WANTED, kill_matrix, killers, render, weak
 
 
 def test_every_variant_is_killed_and_the_correct_sink_is_clean(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""The known-bug library (conformance.known_bugs): each entry's scenario replayed offline, from
+"""The known-bug library (conformance.catalog.known_bugs): each entry's scenario replayed offline, from
 what the real connector did (tests/fidelity), through the model of the affected and of the fixed
 version; the report's section and the gate's wording."""
 from __future__ import annotations
@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import fidelity
-from conformance.known_bugs import BY_ID, KNOWN_BUGS, gate_changes, gate_line, known_bug_line, relevant, reproduction
-from conformance.named import ALL_NAMED
+from conformance.calibration import fidelity
+from conformance.catalog.known_bugs import (BY_ID, KNOWN_BUGS, gate_changes, gate_line, known_bug_line,
+    relevant, reproduction)
+from conformance.catalog.named import ALL_NAMED
 from reference_impl.versions import parse_version
 from reports.context import ReportContext
 from reports.html import render_html

@@ -1,7 +1,7 @@
 """Lenses' S3 sink (stream-reactor 11.7.2) through the suite: its plugin laid out from
 ../shared/lenses (or SINKCHECK_PLUGIN_PATH), on warm stacks (a KRaft broker, moto and a Connect
 worker on 127.0.0.1, and a spare one for worker-level faults). Its own named scenarios
-(conformance.named_lenses): 1000 records across 3 partitions, a SIGKILL between a data object
+(conformance.catalog.lenses): 1000 records across 3 partitions, a SIGKILL between a data object
 and its index write, S3 errors on the index objects and a lost offset commit.
 Each gives verdicts, not errors; every fault fires; exactly-once with its `.indexes/` lock
 objects holds or is reported with its witnesses."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.named_lenses import LENSES_OWN
+from conformance.catalog.lenses import LENSES_OWN
 from tests.warm import given_run, warm_fixtures
 
 pytestmark = pytest.mark.kafka

@@ -7,16 +7,17 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from conformance.strategies import connector_configs, put_schedules, record_streams
+from conformance.generators.configs import connector_configs
+from conformance.generators.records import put_schedules, record_streams
 from reference_impl.config import ConfigError, parse_config
-from reference_impl.model import PutSpec, expect, parse_records_lines
+from reference_impl.engine.model import PutSpec, expect, parse_records_lines
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
 def spark():
-    from reference_impl.spark_engine import spark_session
+    from reference_impl.engine.spark import spark_session
 
     session = spark_session("local[2]", app="sinkcheck-tests")
     yield session
@@ -41,7 +42,7 @@ def _comparable(exp) -> dict:
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(scenarios())
 def test_spark_and_local_engines_agree(spark, scenario):
-    from reference_impl.spark_engine import expect_spark, records_to_dataframe
+    from reference_impl.engine.spark import expect_spark, records_to_dataframe
 
     cfg_raw, records, puts, version = scenario
     try:
@@ -64,13 +65,13 @@ def test_spark_and_local_engines_agree(spark, scenario):
 def test_spark_engine_reads_a_parquet_dump_and_writes_the_manifest(spark, tmp_path):
     """A Parquet dump of a topic (no put order), streamed as clustered after a check, and
     the manifest written as Parquet."""
-    from reference_impl.spark_engine import expect_spark, records_to_dataframe
+    from reference_impl.engine.spark import expect_spark, records_to_dataframe
 
     records = [{"topic": "t", "partition": p, "offset": o, "timestamp": 0, "key": None, "value": {"n": o},
                 "headers": []} for p in range(3) for o in range(10)]
     (records_to_dataframe(spark, records).drop("seq").repartition(3, "partition")
      .sortWithinPartitions("partition", "offset").write.parquet(str(tmp_path / "dump.parquet")))
-    from reference_impl.spark_engine import records_dataframe
+    from reference_impl.engine.spark import records_dataframe
 
     df = records_dataframe(spark, str(tmp_path / "dump.parquet"))
     cfg = parse_config({"format.class": "JsonFormat", "storage.class": "S3Storage", "s3.bucket.name": "b",
@@ -84,7 +85,7 @@ def test_spark_engine_reads_a_parquet_dump_and_writes_the_manifest(spark, tmp_pa
 
 def test_a_records_file_read_by_spark_keeps_string_keys_and_values_apart_from_numbers(spark, tmp_path):
     """RECORDS.jsonl through Spark: the string "123" stays a string, the number 123 a number."""
-    from reference_impl.spark_engine import expect_spark, records_dataframe
+    from reference_impl.engine.spark import expect_spark, records_dataframe
 
     records = [{"topic": "t", "partition": 0, "offset": o, "timestamp": 0, "key": k, "value": v, "headers": []}
                for o, (k, v) in enumerate([("k0", "123"), (123, 123), ({"id": 1}, {"s": "x"})])]

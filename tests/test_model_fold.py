@@ -8,10 +8,11 @@ import numpy as np
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conformance.strategies import connector_configs, put_schedules, record_streams
+from conformance.generators.configs import connector_configs
+from conformance.generators.records import put_schedules, record_streams
 from reference_impl.config import ConfigError, parse_config
-from reference_impl.model import PutSpec, build_puts, group_by_tp, parse_records_lines, put_boundaries
-from reference_impl.fold import fold_topic_partition
+from reference_impl.engine.model import PutSpec, build_puts, group_by_tp, parse_records_lines, put_boundaries
+from reference_impl.engine.fold import fold_topic_partition
 from reference_impl.partitioning import build_partitioner
 
 
@@ -67,8 +68,8 @@ def test_local_engine_reads_arrow_like_records(scenario):
     """The local engine over an Arrow table (a Parquet dump) equals it over RECORDS.jsonl."""
     import pyarrow as pa
 
-    from reference_impl.columns import expect_arrow
-    from reference_impl.model import expect
+    from reference_impl.engine.columns import expect_arrow
+    from reference_impl.engine.model import expect
 
     cfg_raw, records, _, version = scenario
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.named import ALL_NAMED
+from conformance.catalog.named import ALL_NAMED
 from reference_impl.config import parse_config
 from reference_impl.errors import DataError
 from reference_impl.partitioning import build_partitioner

@@ -1,4 +1,4 @@
-"""Where a connector plugin comes from (adapters.plugins), and a Kafka Connect target that cannot
+"""Where a connector plugin comes from (adapters.connect.plugins), and a Kafka Connect target that cannot
 run being a usage error before anything starts: offline, on fake plugin directories."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters import plugins
-from adapters.plugins import PluginUnavailable, locate
+from adapters.connect import plugins
+from adapters.connect.plugins import PluginUnavailable, locate
 from sinkcheck.cli import main
 from sinkcheck.exitcodes import Exit
 

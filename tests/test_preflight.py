@@ -10,7 +10,7 @@ from typing import Iterator
 import pytest
 from moto.server import ThreadedMotoServer
 
-from sinkcheck import preflight_cmd
+from adapters.s3 import preflight as s3_preflight
 from sinkcheck.cli import main
 from sinkcheck.exitcodes import Exit
 
@@ -27,11 +27,11 @@ def s3() -> Iterator[str]:
 
 
 def test_every_check_passes_on_moto(s3: str) -> None:
-    checks = preflight_cmd.preflight(s3)
+    checks = s3_preflight.preflight(s3)
     assert [c.check for c in checks] == [
         "multipart upload invisible until complete", "If-None-Match: * on PutObject",
         "If-None-Match: * on CompleteMultipartUpload", "read-after-write listing", "abort removes the upload"]
-    assert all(c.status == "pass" for c in checks), preflight_cmd.table(checks)
+    assert all(c.status == "pass" for c in checks), s3_preflight.table(checks)
 
 
 def test_cli_prints_a_table_writes_json_and_the_report_embeds_it(s3: str, tmp_path: Path,
@@ -59,9 +59,9 @@ def test_existing_bucket(s3: str) -> None:
 
 def test_a_failing_behaviour_is_1(s3: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     def overwrites(s3c, bucket, prefix):  # noqa: ANN001 - a server that ignores If-None-Match
-        return preflight_cmd.PreflightCheck("If-None-Match: * on PutObject", "fail", "the server overwrote an existing key", "R8")
+        return s3_preflight.PreflightCheck("If-None-Match: * on PutObject", "fail", "the server overwrote an existing key", "R8")
 
-    monkeypatch.setattr(preflight_cmd, "CHECKS", [preflight_cmd.check_mpu_invisible, overwrites])
+    monkeypatch.setattr(s3_preflight, "CHECKS", [s3_preflight.check_mpu_invisible, overwrites])
     assert main(["preflight", "--s3-endpoint", s3]) == Exit.FAILED
     assert "FAIL: 1/2" in capsys.readouterr().out
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from adapters.target import TargetError
-from conformance.named import multipart_completes, multipart_crash_in_part_four, multipart_lost_commit
-from conformance.runner import run_scenario
-from conformance.scenario import FaultStep, Scenario
+from conformance.catalog.named import multipart_completes, multipart_crash_in_part_four, multipart_lost_commit
+from conformance.playing.runner import run_scenario
+from conformance.inputs.scenario import FaultStep, Scenario
 
 BASE = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "s3.bucket.name": "sinkcheck",
         "format.class": "io.confluent.connect.s3.format.json.JsonFormat",

@@ -8,7 +8,7 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
-from adapters.memory_s3 import MemoryS3, MemoryS3Client
+from adapters.s3.memory import MemoryS3, MemoryS3Client
 from adapters.pysink.log import InProcessLog
 from adapters.pysink.sink import InProcessSink, ManualClock, SinkSettings
 

@@ -18,9 +18,10 @@ import uuid
 import pytest
 
 from adapters.pysink.sink import ManualClock, SinkConfigError, SinkSettings, TaskFailed
-from adapters.pysink.target import PySinkTarget
-from adapters.supervisor import MotoS3Server
-from adapters.target import RecordToProduce, TargetError
+from adapters.pysink.targets.target import PySinkTarget
+from adapters.processes.moto import MotoS3Server
+from adapters.observation import RecordToProduce
+from adapters.target import TargetError
 
 T0 = 1714557600000  # 2024-05-01T10:00:00Z
 JSON = "io.confluent.connect.s3.format.json.JsonFormat"

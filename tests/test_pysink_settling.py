@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.observation import FaultEvent, Observation
-from conformance.claims import C1
-from reference_impl.expectation import TaskFailure
-from reference_impl.model import cut_at_failure
-from conformance.runner import run_scenario, zombie_across_update
-from conformance.scenario import FaultStep, Scenario
+from conformance.judging.claims import C1
+from reference_impl.engine.expectation import TaskFailure
+from reference_impl.engine.model import cut_at_failure
+from conformance.playing.runner import run_scenario, zombie_across_update
+from conformance.inputs.scenario import FaultStep, Scenario
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pysink"
 
@@ -37,7 +37,7 @@ def test_C3_a_zombie_woken_after_a_config_update_writes_the_old_boundaries_and_t
     """A zombie paused inside a Complete wakes after a config update (flush.size 1 -> 6) and
     finishes the put it was in with flush.size=1, over keys the new task wrote with six: each
     version is whole and every record is in S3, but the files are not the model's phases. The
-    model's boundaries are then possible, not required (conformance.runner.boundaries_hold)."""
+    model's boundaries are then possible, not required (conformance.playing.runner.boundaries_hold)."""
     sc = Scenario.load(FIXTURES / "zombie-across-config-update.json")
     r = run_scenario(sc, "pysink", tmp_path)
     assert zombie_across_update(r.observation)
@@ -105,11 +105,12 @@ def test_R12_1_another_partitions_records_produced_after_a_fatal_null_may_be_wri
     real Confluent 12.1.9 did so (`--profile default --seed 13085452`, generated-003: orders-1's
     file of offsets 8-9). The model's files bound that partition from below only."""
     from adapters.observation import BucketSample, Observation, S3Object, StatusSample
-    from conformance.checkers import RunData, run_checks
-    from conformance.claims import claim_for
+    from conformance.judging.checks.base import RunData
+    from conformance.judging.checks.run import run_checks
+    from conformance.judging.claims import claim_for
     from reference_impl.config import parse_config
     from reference_impl.connect_data import SinkRecord
-    from reference_impl.model import expect
+    from reference_impl.engine.model import expect
 
     config = {"format.class": "io.confluent.connect.s3.format.json.JsonFormat", "flush.size": "1",
               "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b",
@@ -139,8 +140,8 @@ def test_R3_3_a_time_based_partitioner_without_rotate_interval_keeps_several_fil
     holds a file per hour open, and a retriable error in their commit rewrites committed records
     (C1), as FieldPartitioner does (`--profile default --seed 3`, generated-090: a late record's
     file waited to be written again while the next hour's file was visible)."""
-    from conformance.claims import claim_for
-    from conformance.scenario import FaultStep
+    from conformance.judging.claims import claim_for
+    from conformance.inputs.scenario import FaultStep
 
     hourly = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "flush.size": "5",
               "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
@@ -166,7 +167,7 @@ def test_R1_4_a_rule_armed_in_the_batch_of_a_fatal_null_is_left_out_of_the_sched
     writer runs (R1.4, R12.1): a rule on an upload armed with the records produced in one go
     with the null has nothing to fire on, and the run would end unknown (`--profile default
     --seed 2`, generated-202: rotate.schedule.interval.ms, the null at offset 10)."""
-    from conformance.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     recs = [dict(r) for r in sc.records] + [{**sc.records[0], "value": None}]
@@ -180,7 +181,7 @@ def test_C3_a_rule_armed_before_a_config_update_counts_the_uploads_of_the_new_co
     """The records before a config update may be read only after it (no poll came between) and
     are then written under the new config: with flush.size 1 -> 3 and one record, the second
     Complete never comes (`--profile ci`, generated-013 with four partitions, left unknown)."""
-    from conformance.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     cfg = {k: v for k, v in sc.connector.items() if k != "rotate.schedule.interval.ms"}
@@ -195,7 +196,7 @@ def test_R3_4_no_scheduled_rotation_is_counted_for_a_batch_the_task_dies_in():
     """Scheduled rotation commits at a put after the boundary (R3.4): records held in the batch
     a null key kills the task in (R11.4) are never committed by it, so a rule that waits for
     their upload cannot fire (`--profile default --seed 16`, generated-126, left unknown)."""
-    from conformance.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     recs = [dict(r) for r in sc.records]
@@ -210,7 +211,7 @@ def test_R1_4_a_restart_right_after_records_does_not_cut_their_batch_from_the_fa
     its successor reads them with what follows, up to a fatal null, in one put that fails before
     any write (R1.4). Only a step that lets the sink poll (quiet, wait, wait-fired, pause) cuts
     the stream (`--profile default --seed 12`, generated-128, left unknown)."""
-    from conformance.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     recs = [dict(r) for r in sc.records] + [{**sc.records[0], "value": None}]
@@ -228,7 +229,7 @@ def test_R1_4_a_rule_left_for_after_a_restart_that_dies_in_its_first_put_is_left
     has only the uploads before the crash, where the hang held the sink: it never fired
     (`--profile default --seed 11784167`, generated-202, left unknown). The hang the crash waits
     for stays."""
-    from conformance.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-before-a-restart-that-dies.json")
     kept = that_can_fire(sc.connector, sc.records, sc.faults)
@@ -257,7 +258,7 @@ def test_a_hang_armed_while_another_holds_the_sink_is_left_out_of_the_schedule()
     """Two crash-mid-upload faults armed together: the first hang parks the sink, so the second
     waits for requests that never come while it is parked, and its run would end unknown
     (`--profile default --seed 15`, generated-054)."""
-    from conformance.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     cfg = {k: v for k, v in sc.connector.items() if k != "rotate.schedule.interval.ms"}
@@ -280,7 +281,7 @@ def test_R1_4_the_batch_the_task_dies_in_is_the_first_with_any_writers_failing_r
     shuffled order (R1.4): the task dies in the first batch holding any writer's failing record,
     and no scheduled rotation commits what that batch holds (`--profile default --seed 19`,
     generated-100: orders-1@0 had no headers, the model named orders-0@1)."""
-    from conformance.strategies import that_can_fire
+    from conformance.generators.faults import that_can_fire
 
     sc = Scenario.load(FIXTURES / "lost-complete-bytearray-keys-scheduled.json")
     recs = [{**sc.records[0], "partition": 1, "key": None}] + [dict(r) for r in sc.records]

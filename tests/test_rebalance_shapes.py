@@ -1,4 +1,4 @@
-"""The shapes a rebalance takes (conformance.rebalance_shapes): eager and cooperative
+"""The shapes a rebalance takes (conformance.generators.rebalance_shapes): eager and cooperative
 assignors, partitions moving between two tasks, a worker joining and one leaving. Offline: the
 model, the Python sink's revocation, the generator, the known-bug entry; the named scenarios on
 the Python sink's simulation."""
@@ -10,16 +10,17 @@ from hypothesis import HealthCheck, given, settings
 
 from adapters.pysink.kafka import KafkaSink, assignment_strategy
 from adapters.pysink.sink import SinkSettings
-from conformance.claims import claims_for
-from conformance.connector_config import sink_config
-from conformance.known_bugs import BY_ID
-from conformance.named import ALL_NAMED, SUITE
-from conformance.rebalance_shapes import ASSIGNOR_OVERRIDE, COOPERATIVE_ASSIGNOR, cooperative, rebalance_shape
-from conformance.runner import WORKER_FAULTS, needs_stack_alone, run_scenario
-from conformance.strategies import scenarios
-from conformance.testable import placed_offsets
-from conformance.wire import sink_records
-from reference_impl.model import expect
+from conformance.judging.claims import claims_for
+from conformance.inputs.connector_config import sink_config
+from conformance.catalog.known_bugs import BY_ID
+from conformance.catalog.named import ALL_NAMED, SUITE
+from conformance.generators.rebalance_shapes import (ASSIGNOR_OVERRIDE, COOPERATIVE_ASSIGNOR, cooperative,
+    rebalance_shape)
+from conformance.playing.runner import WORKER_FAULTS, needs_stack_alone, run_scenario
+from conformance.generators.strategies import scenarios
+from conformance.generators.testable import placed_offsets
+from conformance.inputs.wire import sink_records
+from reference_impl.engine.model import expect
 
 COOP = "cooperative-worker-joins-then-leaves"
 JOIN_LEAVE = "worker-joins-then-leaves"
@@ -85,7 +86,7 @@ def test_R1_7_the_known_bug_applies_to_cooperative_configs_on_the_releases_that_
 
 
 def test_a_worker_joining_or_leaving_gets_the_stack_alone_and_counts_as_a_restart():
-    from conformance.checks_layout import RESTARTS
+    from conformance.judging.checks.layout import RESTARTS
 
     sc = ALL_NAMED[JOIN_LEAVE]()
     assert [f.kind for f in sc.faults if f.kind in WORKER_FAULTS] == ["add-worker", "remove-worker"]
@@ -154,8 +155,8 @@ def test_R1_7_on_12_1_9_a_cooperative_worker_join_is_the_known_bug_with_its_witn
 
     import pytest
 
-    from conformance import fidelity
-    from conformance.known_bugs import reproduction
+    from conformance.calibration import fidelity
+    from conformance.catalog.known_bugs import reproduction
 
     path = Path(__file__).parent / "fidelity" / f"confluent-12.1.9--{COOP}.json"
     if not path.exists():

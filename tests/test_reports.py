@@ -11,10 +11,10 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object
-from conformance.claims import PROPERTIES, claim_for
-from conformance.runner import RunResult
-from conformance.scenario import FaultStep, Scenario
-from conformance.verdicts import FAIL, PASS, UNKNOWN, Verdict, Witness
+from conformance.judging.claims import PROPERTIES, claim_for
+from conformance.playing.runner import RunResult
+from conformance.inputs.scenario import FaultStep, Scenario
+from conformance.judging.verdicts import FAIL, PASS, UNKNOWN, Verdict, Witness
 from reports import ReportContext, write_reports
 from reports.diff import diff_entries
 from reports.redact import MASK, Redactor, is_secret_key
@@ -221,7 +221,7 @@ def test_a_real_run_with_a_secret_in_its_config_leaks_it_nowhere(tmp_path: Path,
 
 
 def test_a_target_with_two_claims_gets_a_matrix_column_and_a_junit_suite_per_claim_view(tmp_path: Path) -> None:
-    from conformance.claims import claims_for
+    from conformance.judging.claims import claims_for
 
     sc = _scenario("spark-views", faults=False)
     log_claim, listing_claim = claims_for("spark-streaming", {})

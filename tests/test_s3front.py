@@ -14,8 +14,9 @@ import botocore.exceptions
 import pytest
 from botocore.config import Config
 
-from adapters.s3front import FaultRule, S3FaultFront, classify
-from adapters.supervisor import MotoS3Server, free_port, port_open
+from adapters.s3.front import FaultRule, S3FaultFront, classify
+from adapters.processes.managed import free_port, port_open
+from adapters.processes.moto import MotoS3Server
 
 PART = b"x" * (5 * 1024 * 1024)
 _buckets = itertools.count(1)
@@ -195,7 +196,7 @@ def test_error_inside_a_200_on_complete_not_applied(front, s3, moto):
 def test_the_final_sample_waits_for_uploads_in_flight(moto, tmp_path):
     """An upload completed just after the first final listing is not a leak; one nobody
     completes is still open in the last sample (P-MPU-HYGIENE reads that one)."""
-    from adapters.bucket import BucketReader, settled_samples
+    from adapters.s3.bucket import BucketReader, settled_samples
 
     c = moto.client()
     c.bucket = f"bkt-{next(_buckets)}"

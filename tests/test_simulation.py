@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.named import SUITE
-from conformance.runner import run_scenario
+from conformance.catalog.named import SUITE
+from conformance.playing.runner import run_scenario
 from sinkcheck.cli import main
 
 # deterministic outcomes (no wall-clock rotation) across the fault kinds the in-process sink takes

@@ -15,11 +15,12 @@ from adapters.observation import BucketSample, Observation, OffsetSample, S3Obje
 from adapters.spark_streaming.logs import (LogFormatError, parse_log_file, parse_offsets, path_to_key,
                                            read_checkpoint, read_metadata_log)
 from adapters.spark_streaming.target import SparkStreamingTarget, spark_config
-from adapters.supervisor import child_pids, listening_ports
+from adapters.processes.managed import child_pids, listening_ports
 from adapters.target import Fault, TargetError
-from conformance.checkers import RunData, run_checks
-from conformance.claims import claim_for, claims_for
-from conformance.scenario import FaultStep, Scenario
+from conformance.judging.checks.base import RunData
+from conformance.judging.checks.run import run_checks
+from conformance.judging.claims import claim_for, claims_for
+from conformance.inputs.scenario import FaultStep, Scenario
 
 FIXTURES = Path(__file__).parent / "fixtures" / "spark_streaming"
 
@@ -116,7 +117,7 @@ def _obj(key: str, seqs: list[int]) -> S3Object:
 def test_the_two_views_of_one_observation():
     """A killed batch left an orphan with records 2-3; the re-run batch wrote them again and
     the log lists only the re-run: the log view passes no-duplicates, the listing does not."""
-    from conformance import wire
+    from conformance.inputs import wire
 
     recs = [{"topic": "t", "partition": 0, "timestamp": None, "key": None, "value": {"seq": i}, "headers": []}
             for i in range(4)]
@@ -152,8 +153,8 @@ def test_the_two_views_of_one_observation():
 def test_both_claims_reach_the_result_and_its_report(tmp_path):
     """A RunResult keeps the primary claim's verdicts and the listing's; a failed claimed
     property of either fails the run; results.json carries both sets, objects decoded."""
-    from conformance.runner import RunResult
-    from conformance.verdicts import FAIL, PASS, Verdict
+    from conformance.playing.runner import RunResult
+    from conformance.judging.verdicts import FAIL, PASS, Verdict
     from reports import ReportContext
     from reports.context import entry
 
@@ -241,7 +242,7 @@ def test_kill_mid_batch_and_restart_verdicts_for_both_claims(tmp_path):
     broker and the query; verdicts under both views; nothing left running afterwards."""
     import threading
 
-    from conformance.runner import run_scenario
+    from conformance.playing.runner import run_scenario
 
     started = time.monotonic()
     before = child_pids()

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from conformance.named import BASE, _small
-from conformance.scenario import FaultStep
-from conformance.strategies import CONFLUENT_FORMATS, scenarios, that_can_fire, uploads_after
-from conformance.testable import fatal_after_a_commit
+from conformance.catalog.base import BASE, _small
+from conformance.inputs.scenario import FaultStep
+from conformance.generators.configs import CONFLUENT_FORMATS
+from conformance.generators.faults import that_can_fire, uploads_after
+from conformance.generators.strategies import scenarios
+from conformance.generators.testable import fatal_after_a_commit
 
 
 def _steps(kinds):
@@ -89,10 +91,10 @@ def test_R1_4_R12_1_a_fatal_null_comes_in_a_put_after_records_that_commit_an_obj
     stream, put = fatal_after_a_commit(cfg, [recs[0], null, recs[2], recs[3]])
     assert stream == [recs[0], recs[2], null, recs[3]] and put == 2
     # the model on that schedule: the first put's records are committed before the task dies
-    from conformance.connector_config import sink_config
-    from conformance.testable import placed_offsets
-    from conformance.wire import sink_records
-    from reference_impl.model import PutSpec, expect
+    from conformance.inputs.connector_config import sink_config
+    from conformance.generators.testable import placed_offsets
+    from conformance.inputs.wire import sink_records
+    from reference_impl.engine.model import PutSpec, expect
 
     exp = expect(sink_config(cfg), sink_records(cfg, stream, placed_offsets(stream)), [PutSpec(0, 2), PutSpec(1, 2)])
     assert exp.task_failure is not None and [list(o.offsets) for o in exp.objects if o.certain] == [[0, 1]]
@@ -118,8 +120,8 @@ def test_R7_a_generated_field_partitioner_config_keeps_its_open_files_buffers_wi
     put, keys and headers stored: 57 open files of a 25 MiB part buffer each, the Connect worker
     (768 MiB) died with OutOfMemoryError and the run failed no-loss. Generated FieldPartitioner
     configs take the smallest part size S3 allows."""
-    from conformance.generation import generated_scenarios
-    from conformance.session import PROFILES, SIMULATED_EXAMPLES
+    from conformance.playing.generated import generated_scenarios
+    from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
 
     _, derandomize, max_records = PROFILES["ci"]
     field = [sc for sc in generated_scenarios(SIMULATED_EXAMPLES["ci"], None, derandomize, max_records)

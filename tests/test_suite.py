@@ -39,7 +39,7 @@ def test_suite_on_the_embedded_default(tmp_path):
 def test_suite_over_a_real_broker_with_faults_that_fire(tmp_path):
     """The Python sink as a member of a consumer group on a real broker. The three multipart
     stories (270–360 MB each) run over the broker in tests/test_pysink.py instead."""
-    from conformance.named import SPACE_SCENARIOS
+    from conformance.catalog.named import SPACE_SCENARIOS
 
     # over a broker, the scenarios about processes, S3 faults and the wall clock, and three
     # generated ones; those about the config and record space and the sink's record-time rules

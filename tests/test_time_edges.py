@@ -10,15 +10,15 @@ import pytest
 
 from adapters.observation import Observation, PutSample
 from adapters.pysink.timestamps import _parse_ts_string
-from conformance.generation import generated_scenarios
-from conformance.named import KILL_SCENARIOS
-from conformance.puts import put_schedule
-from conformance.runner import run_scenario
-from conformance.session import PROFILES, SIMULATED_EXAMPLES
-from conformance.strategies import ZONES
-from conformance.values import OFFSETLESS_FORMS, TS_TEXT_FORMS, ts_text
+from conformance.playing.generated import generated_scenarios
+from conformance.catalog.named import KILL_SCENARIOS
+from conformance.playing.puts import put_schedule
+from conformance.playing.runner import run_scenario
+from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
+from conformance.generators.configs import ZONES
+from conformance.generators.values import OFFSETLESS_FORMS, TS_TEXT_FORMS, ts_text
 from reference_impl.connect_data import SinkRecord
-from reference_impl.model import PutSpec
+from reference_impl.engine.model import PutSpec
 from reference_impl.partitioning import parse_timestamp_string
 
 TIME = ("TimeBasedPartitioner", "HourlyPartitioner", "DailyPartitioner")
@@ -136,7 +136,7 @@ def test_R6_5_no_named_scenario_turns_a_number_field_into_text_so_a_table_sink_c
     string (RecordConverter.convertLong): a harness case, not the sink's. A text column takes a
     later number (offsetless-iso-berlin passes on Iceberg); a number column takes no text. So
     numbers and text for RecordField are two scenarios (pre-1970-record-field, -text)."""
-    from conformance.named import SUITE
+    from conformance.catalog.named import SUITE
 
     for name, make in SUITE.items():
         first: dict[str, bool] = {}  # field -> whether its first non-null value is a number

@@ -1,13 +1,14 @@
-"""Scenarios translated for a target's connector (adapters.connectors.translate and the runner's
+"""Scenarios translated for a target's connector (adapters.connect.connector_config.translate and the runner's
 fault steps), and Camel's claim: no JVM, no broker."""
 from __future__ import annotations
 
-from adapters.connectors import PROFILES, STRING_CONVERTER, translate
-from conformance.claims import camel_claim, claim_for, errant_records_tolerated
-from conformance.named import SUITE
-from conformance.runner import faults_for_target
-from conformance.scenario import FaultStep
-from conformance.targets import translation_for
+from adapters.connect.connector_config import translate
+from adapters.connect.profiles import PROFILES, STRING_CONVERTER
+from conformance.judging.claims import camel_claim, claim_for, errant_records_tolerated
+from conformance.catalog.named import SUITE
+from conformance.playing.runner import faults_for_target
+from conformance.inputs.scenario import FaultStep
+from conformance.inputs.targets import translation_for
 
 CAMEL = "org.apache.camel.kafkaconnector.awss3sink.CamelAwss3sinkSinkConnector"
 
@@ -143,7 +144,7 @@ def test_R7_4_an_error_inside_completes_200_kills_the_task_with_the_sdk_v1_conne
     condition takes no status 200, so the connector's task dies (ConnectException); 12.1.9's
     SDK v2 retries it. The claim drops liveness and commit progress for 10.6.x, and a second
     error-200 rule, which could never fire, is left out."""
-    from conformance.claims import SDK_V1_COMPLETE, claim_for, fatal_error_inside_complete
+    from conformance.judging.claims import SDK_V1_COMPLETE, claim_for, fatal_error_inside_complete
 
     sc = SUITE["error-inside-200-with-keys"]()
     assert fatal_error_inside_complete(sc.faults, "10.6.18") and not fatal_error_inside_complete(sc.faults, "12.1.9")

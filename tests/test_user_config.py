@@ -1,5 +1,5 @@
-"""A user's own connector config read one way on every target (conformance.user_config), and
-runs that tested nothing (conformance.untested): the example configs under
+"""A user's own connector config read one way on every target (conformance.playing.user_config), and
+runs that tested nothing (conformance.judging.untested): the example configs under
 examples/user-configs each give objects and verdicts on them, or one exit-4 refusal saying what
 to change; never a pass over zero objects."""
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.named import ALL_NAMED
-from conformance.runner import on_shared_stack, run_scenario
-from conformance.scenario import ScenarioError
-from conformance.session import prepare
-from conformance.user_config import fit, refusal, topic_mapping, with_fields
+from conformance.catalog.named import ALL_NAMED
+from conformance.playing.runner import on_shared_stack, run_scenario
+from conformance.inputs.scenario import ScenarioError
+from conformance.playing.session import prepare
+from conformance.playing.user_config import fit, refusal, topic_mapping, with_fields
 from reference_impl.config import load_config_text
 from sinkcheck.cli import main
 from sinkcheck.exitcodes import Exit

@@ -9,9 +9,10 @@ from typing import Any, Sequence
 def play_on_warm_stacks(target: str, names: Sequence[str], stack: Any, tmp_path_factory: Any, tag: str) -> dict[str, Any]:
     """Each named scenario's RunResult (or the exception its run raised), by name; `tag` marks
     the topics of these runs on the shared broker."""
-    from conformance.named import ALL_NAMED
-    from conformance.runner import SpareStack, needs_stack_alone, on_shared_stack, run_scenario, stack_schedule
-    from conformance.targets import start_connect_stack
+    from conformance.catalog.named import ALL_NAMED
+    from conformance.playing.runner import (SpareStack, needs_stack_alone, on_shared_stack, run_scenario,
+        stack_schedule)
+    from conformance.inputs.targets import start_connect_stack
 
     out = tmp_path_factory.mktemp(tag)
     spare = SpareStack(lambda: start_connect_stack(target, tmp_path_factory.mktemp("stack-spare")))
@@ -35,8 +36,8 @@ def warm_fixtures(target: str, names: Sequence[str], tag: str) -> tuple[Any, Any
 
     @pytest.fixture(scope="module")
     def stack(tmp_path_factory: Any) -> Any:
-        from adapters.plugins import PluginUnavailable
-        from conformance.targets import start_connect_stack
+        from adapters.connect.plugins import PluginUnavailable
+        from conformance.inputs.targets import start_connect_stack
 
         try:
             s = start_connect_stack(target, tmp_path_factory.mktemp("stack"))

@@ -2,17 +2,18 @@
 semantics (it never imports `reference_impl`, which checks it), and the embedded default
 target.
 
-    adapters.pysink.log         InProcessLog, LogRecord: the in-process source (no JVM)
-    adapters.pysink.settings    SinkSettings: the connector config, read and checked
-    adapters.pysink.encoding    what goes into an object and its name; .timestamps: record time
-    adapters.pysink.writer      Writer: one topic-partition's writer and its multipart uploads
-    adapters.pysink.sink        SinkTask, SinkInstance, InProcessSink, ManualClock
-    adapters.pysink.kafka       KafkaSink: the same task as a member of a real consumer group
-    adapters.pysink.target      PySinkTarget: the Target (modes inprocess | broker)
-    adapters.pysink.variants    REGISTRY: the faulty variants' classes, by name
+    adapters.pysink.log               InProcessLog, LogRecord: the in-process source (no JVM)
+    adapters.pysink.settings          SinkSettings: the connector config, read and checked
+    adapters.pysink.encoding          what goes into an object and its name; .timestamps: record time
+    adapters.pysink.writer            Writer: one topic-partition's writer and its multipart uploads
+    adapters.pysink.sink              SinkTask, SinkInstance, InProcessSink, ManualClock
+    adapters.pysink.kafka             KafkaSink: the same task as a member of a real consumer group
+    adapters.pysink.targets.target    PySinkTarget: the Target (modes inprocess | broker)
+    adapters.pysink.targets.simulation  SimulatedPySinkTarget: in process, a virtual clock, S3 in memory
+    adapters.pysink.targets.variants  REGISTRY: the faulty variants' classes, by name
 
 `VARIANTS` are faulty versions, each a bug real sinks have had, chosen by name (`pysink:<name>`);
-each is a subclass of the correct SinkTask or Writer in adapters/pysink/variants.py, which
+each is a subclass of the correct SinkTask or Writer in adapters/pysink/targets/variants.py, which
 REGISTRY maps the name to. None or "correct" is the correct sink.
 """
 

@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from adapters.supervisor import WORKER_CONVERTERS
+from adapters.processes.connect_worker import WORKER_CONVERTERS
 
 JSON_TYPES = {"boolean", "int8", "int16", "int32", "int64", "float", "double", "bytes", "string", "array", "map",
               "struct"}

@@ -24,7 +24,7 @@ Layers, as in Kafka Connect, one module each:
 The configuration is adapters/pysink/settings.py, the exceptions adapters/pysink/errors.py.
 The clock (`clock() -> epoch ms`) is injectable; `ManualClock` drives put() times in tests.
 An instance runs the `SinkTask` class it is given: the faulty variants (adapters.pysink.VARIANTS)
-are subclasses of SinkTask and Writer in adapters/pysink/variants.py.
+are subclasses of SinkTask and Writer in adapters/pysink/targets/variants.py.
 """
 from __future__ import annotations
 

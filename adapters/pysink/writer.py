@@ -1,7 +1,7 @@
 """One topic-partition's writer: R2.2's loop over its records, and the multipart upload of each
 object it writes (R7.1).
 
-The faulty variants (adapters/pysink/variants.py) are subclasses of `Writer`: the methods they
+The faulty variants (adapters/pysink/targets/variants.py) are subclasses of `Writer`: the methods they
 override each carry one rule of the spec, and their bodies here are the correct behaviour.
 """
 from __future__ import annotations
@@ -9,16 +9,23 @@ from __future__ import annotations
 import datetime as dt
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from adapters.pysink.encoding import (bytes_value, convert, field_ep, gzip_stream, headers_line, json_line, key_line,
                                       schema_key, value_key)
 from adapters.pysink.errors import Fenced, FileExists, Killed, TaskFailed, precondition_failed
 from adapters.pysink.log import TP, LogRecord
+from adapters.pysink.settings import SinkSettings
 from adapters.pysink.timestamps import next_boundary, record_field_ts, time_bucket
 
-if TYPE_CHECKING:
-    from adapters.pysink.sink import SinkTask
+
+class WriterTask(Protocol):
+    """The SinkTask a writer serves (adapters/pysink/sink.py), as the writer sees it: the
+    sink's settings and the SinkInstance it runs in (its clock and S3 client). A protocol, not an
+    import: the task module imports this one."""
+
+    settings: SinkSettings
+    instance: Any
 
 
 @dataclass
@@ -53,7 +60,7 @@ class Writer:
 
     object_type: type[OpenFile] = OpenFile
 
-    def __init__(self, task: "SinkTask", tp: TP, now: int):
+    def __init__(self, task: WriterTask, tp: TP, now: int):
         self.task, self.s, self.tp = task, task.settings, tp
         self.inst = task.instance
         self.buffer: deque[LogRecord] = deque()

@@ -33,13 +33,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from adapters.bucket import BucketReader, settled_samples
-from adapters.jars import KAFKA_DESCRIPTION
+from adapters.s3.bucket import BucketReader, settled_samples
+from adapters.processes.jars import KAFKA_DESCRIPTION
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object,
                                   QuietWatch, StatusSample)
 from adapters.spark_streaming.logs import METADATA_DIR, CheckpointState, read_checkpoint, read_metadata_log
-from adapters.supervisor import ManagedProcess, now_ms, tail, wait_until
-from adapters.target import Fault, RecordToProduce, Target, TargetError, TargetInfo, UnsupportedFault
+from adapters.processes.managed import ManagedProcess, now_ms, tail, wait_until
+from adapters.observation import RecordToProduce
+from adapters.target import Fault, Target, TargetError, TargetInfo, UnsupportedFault
 
 FAULTS = ("crash",)
 ACCESS_KEY, SECRET_KEY, REGION = "sinkcheck", "sinkcheck-secret", "us-east-1"
@@ -151,7 +152,7 @@ class SparkStreamingTarget(Target):
         try:
             jars = self._jars()
             if self.stack is None:
-                from adapters.supervisor import KafkaStack
+                from adapters.processes.stack import KafkaStack
 
                 self._own_stack = KafkaStack(self.run_dir / "kafka", workers=0, with_s3=self.s3_endpoint is None)
                 self.stack = self._own_stack.start()
@@ -168,7 +169,7 @@ class SparkStreamingTarget(Target):
                 pass
             self.obs.log_paths.update(self.stack.log_paths())
             self.obs.log_paths["spark-query"] = str(self.log_path)
-            from adapters.produce import create_topics
+            from adapters.kafka.produce import create_topics
 
             create_topics(self.stack.bootstrap, self.topics)
             self._write_query_file(jars)
@@ -185,7 +186,7 @@ class SparkStreamingTarget(Target):
         self._sampler.start()
 
     def _jars(self) -> list[str]:
-        from adapters.jars import JarFetchError, jar_files
+        from adapters.processes.jars import JarFetchError, jar_files
 
         try:
             return jar_files("spark-kafka") + jar_files("spark-s3a")
@@ -264,14 +265,14 @@ class SparkStreamingTarget(Target):
     # --- Kafka -----------------------------------------------------------------------------------
     def log_ends(self) -> dict[str, int]:
         if self._offsets is None:
-            from adapters.group_offsets import GroupOffsets
+            from adapters.kafka.group_offsets import GroupOffsets
 
             # the query keeps its offsets in its checkpoint, not in a group: any id reads log ends
             self._offsets = GroupOffsets(self.stack.bootstrap, "sinkcheck-log-ends")
         return {f"{t}-{p}": o for (t, p), o in self._offsets.log_ends(self.topics).items()}
 
     def produce(self, records: Sequence[RecordToProduce]) -> list[int]:
-        from adapters.produce import new_producer, produce_records
+        from adapters.kafka.produce import new_producer, produce_records
 
         if self._producer is None:
             self._producer = new_producer(self.stack.bootstrap)

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.named import SUITE
+from conformance.catalog.named import SUITE
 from conformance.pytest_plugin import PROPERTY_MARKERS, claim_failure, failure_block
-from conformance.strategies import formats_for, scenarios
-from conformance.verdicts import failure_signatures
+from conformance.generators.configs import formats_for
+from conformance.generators.strategies import scenarios
+from conformance.judging.verdicts import failure_signatures
 
 _RESULTS: dict[tuple[str, str], object] = {}
 SCENARIOS = SUITE  # the public write-ups, then the scenarios aimed at bugs real sinks have had
@@ -31,7 +32,7 @@ def _record(result) -> None:
 
 
 def _run(name, scenario, target, out: Path, stack=None, plugin_path=None):
-    from conformance.session import execute
+    from conformance.playing.session import execute
 
     key = (target, name)
     if key not in _RESULTS:
@@ -45,7 +46,7 @@ def _run(name, scenario, target, out: Path, stack=None, plugin_path=None):
 def _scenario(name, connector):
     """The named scenario, under the user's connector config if one is given (as `sinkcheck
     run` plays it: records re-expressed for its converters, on its topics, with its fields)."""
-    from conformance.session import prepare
+    from conformance.playing.session import prepare
 
     return prepare(SCENARIOS[name](), connector=connector, version=None, seed=None)
 
@@ -85,16 +86,16 @@ def _generated_settings():
 @given(data=st.data())
 def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkcheck_out, sinkcheck_stack,
                              sinkcheck_plugin_path):
-    from conformance.session import execute
-    from conformance.strategies import value_kinds_for
-    from conformance.targets import target_kind
+    from conformance.playing.session import execute
+    from conformance.generators.configs import value_kinds_for
+    from conformance.inputs.targets import target_kind
 
     # configs across the target's matrix (or the user's config), with records that fit them
     kind = target_kind(sinkcheck_target)
     scenario = data.draw(scenarios(max_records=30, formats=formats_for(kind), connector=sinkcheck_connector,
                                    kinds=value_kinds_for(kind)), label="scenario")
     if sinkcheck_connector is not None:
-        from conformance.session import prepare
+        from conformance.playing.session import prepare
 
         scenario = prepare(scenario, connector=sinkcheck_connector, version=None, seed=None)
     n = len(list(sinkcheck_out.glob("generated-*")))

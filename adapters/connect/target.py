@@ -1,0 +1,560 @@
+"""The Kafka Connect target: a connector plugin running in real Kafka Connect workers (Maven
+jars, native JVM processes), fed by a real broker, writing to moto's S3 server.
+
+    target = KafkaConnectTarget(run_dir, profile="aiven")            # its own stack
+    target = KafkaConnectTarget(run_dir, stack=shared_stack)          # share a started stack
+    target = KafkaConnectTarget(run_dir, profile="confluent", plugin_path=[d],
+                                s3_endpoint=front.endpoint)           # S3 through the fault front
+    target.start(config, {"orders": 3})
+    target.produce([RecordToProduce("orders", 0, ts, b"k", b"v")])
+    target.apply_fault(Fault("kill-worker", {"downtime_s": 1}))
+    target.wait_until_quiet(60)
+    obs = target.observe(); target.stop()
+
+Fault kinds (`Fault.kind`, params): `crash` (= `kill-worker`), `kill-worker` (worker=the one
+running task 0, downtime_s=0, restart=True), `pause` / `resume` (a zombie: SIGSTOP the worker
+running the task and wait until another worker runs it (takeover_timeout_s=120); `resume` sends
+SIGCONT; the target then needs `workers=2`), `pause-worker` (worker, duration_s=5; SIGSTOP then SIGCONT),
+`add-worker`, `remove-worker` (worker=-1), `rebalance` (duration_s=10: add a worker, wait,
+remove it), `update-config` (config={...}: merged and PUT mid-stream), `restart-task`
+(task=0), `restart-connector`, `lose-offset-commit` (the group's last offset commit lost: the
+connector stopped, its offsets set back through the REST API, resumed). They are applied by
+adapters.connect.faults; the REST client is adapters.connect.rest.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from adapters.processes import jars
+from adapters.s3.bucket import BucketReader, settled_samples
+from adapters.processes.jars import KAFKA_DESCRIPTION
+from adapters.connect.connector_config import (ConnectorConfigError, fill_config, parse_connector_config,
+    profile_for, redact)
+from adapters.connect.profiles import ConnectorProfile, S3Location
+from adapters.connect.faults import ConnectFaults
+from adapters.connect.rest import ConnectRest, ConnectRestError, format_config_errors, validation_errors
+from adapters.observation import (BucketSample, Observation, OffsetSample, ProducedRecord, QuietWatch,
+                                  StatusSample)
+from adapters.connect.plugins import Plugin, PluginUnavailable
+from adapters.processes.connect_worker import ConnectWorker
+from adapters.processes.managed import now_ms, wait_until
+from adapters.processes.moto import MotoS3Server, s3_client
+from adapters.processes.stack import KafkaStack
+from adapters.observation import RecordToProduce
+from adapters.target import Target, TargetError, TargetInfo
+
+
+def plugins_dir(run_dir: Path, sets: Sequence[str] = ("filesink",), *,
+                extra: Sequence[Path | str] = (), fetch: bool = True,
+                plugins: Sequence[Plugin] = ()) -> tuple[Path, dict[str, str]]:
+    """A `plugin.path` directory for a run: one subdirectory (a symlink into the jar cache) per
+    jar set that is available, one per resolved plugin (its own directory: exactly that
+    version), and one per extra directory. Returns (dir, {set: reason}) for the sets that are not."""
+    d = Path(run_dir) / "plugins"
+    d.mkdir(parents=True, exist_ok=True)
+    for plugin in plugins:
+        link = d / plugin.directory.name
+        if not link.exists():
+            link.symlink_to(plugin.directory, target_is_directory=True)
+    missing: dict[str, str] = {}
+    for name in sets:
+        try:
+            src = jars.ensure(name) if fetch or jars.is_cached(name) else None
+        except jars.JarFetchError as e:
+            missing[name] = str(e)
+            continue
+        if src is None:
+            missing[name] = f"jar set {name!r} not fetched"
+            continue
+        link = d / name
+        if not link.exists():
+            link.symlink_to(src, target_is_directory=True)
+    for i, p in enumerate(extra):
+        link = d / f"user-{i}"
+        if not link.exists():
+            link.symlink_to(Path(p).resolve(), target_is_directory=True)
+    return d, missing
+
+
+_bucket_seq = itertools.count(1)
+
+
+class KafkaConnectTarget(ConnectFaults, Target):
+    """See the module docstring."""
+
+    def __init__(self, run_dir: Path | str, *, stack: KafkaStack | None = None,
+                 profile: str | None = None, plugin_path: Sequence[Path | str] = (),
+                 bucket: str | None = None, sample_interval_s: float = 1.0,
+                 read_bodies: bool = True, offset_flush_interval_ms: int = 2000,
+                 worker_heap: str = "768m", broker_heap: str = "512m",
+                 running_timeout_s: float = 60, s3_endpoint: str | None = None,
+                 plugin: Plugin | None = None, workers: int = 1):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._own_stack = stack is None
+        self.stack = stack
+        self.profile_name = profile
+        self.plugin_path = [Path(p) for p in plugin_path]
+        # the resolved plugin (adapters.connect.plugins): exactly this directory and version is loaded
+        self.plugin = plugin
+        self.workers = workers  # of its own stack: two where a zombie needs someone to take over
+        self.bucket = bucket
+        self.sample_interval_s = sample_interval_s
+        self.read_bodies = read_bodies
+        self.offset_flush_interval_ms = offset_flush_interval_ms
+        self.worker_heap = worker_heap
+        self.broker_heap = broker_heap
+        self.running_timeout_s = running_timeout_s
+        # where the connector reaches S3: sinkcheck's fault front before an S3 server, or None for
+        # the stack's own moto
+        self.s3_endpoint = s3_endpoint
+        self._paused: list[ConnectWorker] = []
+        self._added_workers: list[ConnectWorker] = []
+        self.profile: ConnectorProfile | None = None
+        self.name: str | None = None
+        self.config: dict[str, str] = {}
+        self.topics: dict[str, int] = {}
+        self.obs = Observation()
+        self._lock = threading.RLock()
+        self._reader: BucketReader | None = None
+        self._own_bucket = False
+        self._sampler: threading.Thread | None = None
+        self._stop_sampling = threading.Event()
+        self._producer = None
+        self._admin = None
+        self._group_offsets = None
+        self._s3 = None
+        self._location: S3Location | None = None  # where the connector writes (set on start)
+        self.sampler_errors: list[str] = []
+        self.connector_version: str | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def group(self) -> str:
+        return f"connect-{self.name}"
+
+    @property
+    def rest(self) -> ConnectRest:
+        """The REST API of the workers that can answer (a SIGSTOPped one would hang each call)."""
+        assert self.stack is not None
+        return ConnectRest([w for w in self.stack.workers if w not in self._paused])
+
+    def start(self, connector_config: Mapping[str, Any] | str | Path,
+              topics: Mapping[str, int]) -> None:
+        name, cfg = parse_connector_config(connector_config)
+        self.profile = profile_for(cfg, self.profile_name)
+        self.name = name
+        if self.stack is None:
+            sets = [self.profile.jar_set] if self.profile.jar_set and self.plugin is None else []
+            pdir, missing = plugins_dir(self.run_dir, sets, extra=self.plugin_path,
+                                        plugins=[self.plugin] if self.plugin else [])
+            if missing and not self.plugin_path:
+                raise PluginUnavailable(
+                    f"the {self.profile.name} connector plugin is not available: "
+                    f"{'; '.join(missing.values())}")
+            if self.profile.jar_set is None and not self.plugin_path and self.plugin is None:
+                raise PluginUnavailable(
+                    f"the {self.profile.name} connector ({self.profile.connector_class}) is not "
+                    f"obtainable from Maven Central; give its plugin directory with "
+                    f"--plugin-path (plugin_path=...)")
+            self.stack = KafkaStack(self.run_dir, plugin_paths=[pdir],
+                                    broker_heap=self.broker_heap, worker_heap=self.worker_heap,
+                                    offset_flush_interval_ms=self.offset_flush_interval_ms,
+                                    with_s3=self.s3_endpoint is None, workers=self.workers,
+                                    worker_props=self.profile.worker_props({}))
+            self.stack.start()
+        stack = self.stack
+        while len([w for w in stack.workers if w.proc is not None and w.proc.alive]) < self.workers:
+            self._added_workers.append(stack.add_worker())  # a shared stack: one more for this run only
+        self.obs.log_paths.update(stack.log_paths())
+        self.connector_version = self._loaded_version(self.profile.connector_class)
+        if self.connector_version is None:
+            raise PluginUnavailable(
+                f"the worker has no plugin for {self.profile.connector_class} "
+                f"(profile {self.profile.name}); plugin.path: {stack.plugin_paths}")
+        if self.plugin is not None and self.connector_version != self.plugin.version:
+            raise TargetError(f"the worker loaded {self.profile.connector_class} {self.connector_version}, not "
+                              f"{self.plugin.describe()}: is another version on its plugin.path "
+                              f"({stack.plugin_paths})?")
+        if self.profile.writes_s3:
+            if self.s3_endpoint is None and stack.s3 is None:
+                raise TargetError("this stack runs no S3 server and no s3_endpoint was given")
+            self._own_bucket = self.bucket is None  # made for this run: it goes when the run is done
+            self.bucket = self.bucket or f"sinkcheck-{next(_bucket_seq)}-{int(time.time())}"
+            try:
+                self._s3_client().create_bucket(Bucket=self.bucket)
+            except Exception as e:  # noqa: BLE001
+                if "BucketAlreadyOwnedByYou" not in str(e) and "BucketAlreadyExists" not in str(e):
+                    raise TargetError(f"could not create bucket {self.bucket!r} at {self._endpoint()}: {e}") from None
+            s3 = S3Location(self._endpoint(), self.bucket, MotoS3Server.ACCESS_KEY,
+                            MotoS3Server.SECRET_KEY, MotoS3Server.REGION)
+        else:
+            s3 = None
+        self._location = s3
+        cfg = self._complete_config(name, fill_config(cfg, self.profile, s3, topics), s3)
+        self.create_topics(topics)
+        self.topics.update(topics)
+        self.config = cfg
+        self._submit_config(cfg)
+        self.wait_running(self.running_timeout_s)
+        self._start_sampler()
+
+    def updated_config(self, changes: Mapping[str, str]) -> dict[str, str]:
+        """The connector's config with a config update's `changes`, filled in as the start's was:
+        an update that rewrites a property holding the bucket and topics (Lenses' KCQL, translated
+        from the scenario's names) gets the run's bucket and topics in it again."""
+        new = {**self.config, **changes}
+        return fill_config(new, self.profile, self._location) if self.profile is not None else new
+
+    def _complete_config(self, name: str, cfg: dict[str, str], s3: S3Location | None) -> dict[str, str]:
+        """What a sink needs beside the endpoint, bucket and credentials, from what the run
+        starts for it (FileStreamSink: its output file)."""
+        if self.profile is not None and self.profile.name == "filesink":
+            cfg.setdefault("file", str(self.run_dir / f"{name}.out"))
+        return cfg
+
+    def _loaded_version(self, cls: str) -> str | None:
+        """The version of `cls` the worker loaded (GET /connector-plugins), None if it has none."""
+        plugins = self.rest.request("GET", "/connector-plugins?connectorsOnly=true")
+        versions = [str(p.get("version")) for p in plugins if p.get("class") == cls]
+        return versions[0] if versions else None
+
+    def validate(self, cfg: Mapping[str, str]) -> dict[str, list[str]]:
+        cls = urllib.parse.quote(cfg["connector.class"], safe="")
+        body = dict(cfg)
+        body["name"] = self.name
+        result = self.rest.request("PUT", f"/connector-plugins/{cls}/config/validate", body)
+        return validation_errors(result)
+
+    def _submit_config(self, cfg: Mapping[str, str]) -> None:
+        errors = self.validate(cfg)
+        if errors:
+            raise ConnectorConfigError(format_config_errors(self.name or "?", errors), errors)
+        try:
+            self.rest.request("PUT", f"/connectors/{urllib.parse.quote(self.name)}/config",
+                              dict(cfg))
+        except ConnectRestError as e:
+            if e.status == 400:
+                raise ConnectorConfigError(
+                    f"Kafka Connect rejected the config of connector {self.name!r}: {e}") from None
+            raise
+
+    def create_topics(self, topics: Mapping[str, int]) -> None:
+        """The scenario's topics, empty (a shared broker may hold an earlier run's of that name)."""
+        from adapters.kafka.produce import create_topics, fresh_topics
+
+        (create_topics if self._own_stack else fresh_topics)(self.stack.bootstrap, topics)
+
+    def status(self) -> dict[str, Any]:
+        return self.rest.request("GET", f"/connectors/{urllib.parse.quote(self.name)}/status")
+
+    def wait_running(self, timeout_s: float) -> dict[str, Any]:
+        """Wait until the connector and all its tasks are RUNNING; raise on FAILED."""
+
+        def ready():
+            st = self.status()
+            states = [st["connector"]["state"]] + [t["state"] for t in st.get("tasks", [])]
+            failed = [t for t in [st["connector"], *st.get("tasks", [])]
+                      if t.get("state") == "FAILED"]
+            if failed:
+                raise _Failed(failed[0].get("trace", "")[:3000])
+            return st if st.get("tasks") and all(s == "RUNNING" for s in states) else None
+
+        try:
+            return wait_until(ready, timeout_s,
+                              f"connector {self.name!r} and its tasks to be RUNNING",
+                              log=self.stack.workers[0].log_path if self.stack.workers else None,
+                              fatal=(_Failed,))
+        except _Failed as e:
+            raise TargetError(f"connector {self.name!r} FAILED:\n{e.trace}") from None
+
+    def stop(self) -> None:
+        self._stop_sampling.set()
+        if self._sampler is not None:
+            self._sampler.join(timeout=30)
+            self._sampler = None
+        if self._producer is not None:
+            try:
+                self._producer.flush(5)
+            except Exception:  # noqa: BLE001
+                pass
+            self._producer = None
+        if self._group_offsets is not None:
+            self._group_offsets.close()
+            self._group_offsets = None
+        if self.stack is not None:
+            if self._own_stack:
+                self.stack.stop()
+            else:
+                self._leave_shared_stack()
+
+    def _leave_shared_stack(self) -> None:
+        """Leave a shared stack as this run found it: no worker stopped, the connector deleted
+        (and gone, so its task writes nothing into the next run), the workers it added stopped."""
+        for w in self._paused:
+            w.resume()
+        self._paused = []
+        for w in self.stack.workers:
+            if w.proc is not None and not w.proc.alive:
+                w.restart()  # a kill-worker without restart
+        if self.name and any(w.proc and w.proc.alive for w in self.stack.workers):
+            quoted = urllib.parse.quote(self.name)
+            try:
+                self.rest.request("DELETE", f"/connectors/{quoted}")
+                wait_until(lambda: self.name not in (self.rest.request("GET", "/connectors") or []), 30,
+                           f"connector {self.name!r} to be deleted")
+            except Exception:  # noqa: BLE001 - best effort: the next run has its own name and topics
+                pass
+        for w in self._added_workers:
+            if w in self.stack.workers:
+                self.stack.remove_worker(w)
+        self._added_workers = []
+        self._clean_up()
+
+    def _clean_up(self) -> None:
+        """The run's topics and bucket go (best effort): a warm stack serves a whole run, and an
+        S3 server in memory would otherwise hold every scenario's objects to the end."""
+        if self.topics:
+            try:
+                from confluent_kafka.admin import AdminClient
+
+                admin = AdminClient({"bootstrap.servers": self.stack.bootstrap, "log_level": 3})
+                for f in admin.delete_topics(sorted(self.topics), operation_timeout=10).values():
+                    f.result(timeout=15)
+            except Exception:  # noqa: BLE001 - a later run has topics of its own
+                pass
+        if self._own_bucket and self.bucket:
+            try:
+                c = self._s3_client()
+                for page in c.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
+                    keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+                    if keys:
+                        c.delete_objects(Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True})
+                for u in c.list_multipart_uploads(Bucket=self.bucket).get("Uploads", []):
+                    c.abort_multipart_upload(Bucket=self.bucket, Key=u["Key"], UploadId=u["UploadId"])
+                c.delete_bucket(Bucket=self.bucket)
+            except Exception:  # noqa: BLE001 - a later run has a bucket of its own
+                pass
+
+    def info(self) -> TargetInfo:
+        p = self.profile
+        return TargetInfo(
+            name=f"kafka-connect:{p.name if p else self.profile_name}",
+            connector_class=p.connector_class if p else None,
+            connector_version=self.connector_version,
+            kafka_version=KAFKA_DESCRIPTION,
+            s3_server=(f"moto {self.stack.s3.endpoint}" if self.stack and self.stack.s3
+                       else f"S3 at {self.s3_endpoint}" if self.s3_endpoint else None),
+            extra={"connector": self.name or "", "bucket": self.bucket or "",
+                   "config": json.dumps(redact(self.config, p), sort_keys=True)},
+        )
+
+    # ------------------------------------------------------------------ produce
+    def _admin_client(self):
+        if self._admin is None:
+            from confluent_kafka.admin import AdminClient
+
+            self._admin = AdminClient({"bootstrap.servers": self.stack.bootstrap})
+        return self._admin
+
+    def produce(self, records: Sequence[RecordToProduce]) -> list[int]:
+        from adapters.kafka.produce import new_producer, produce_records
+
+        if self._producer is None:
+            self._producer = new_producer(self.stack.bootstrap)
+        out = produce_records(self._producer, records)
+        with self._lock:
+            self.obs.produced.extend(ProducedRecord.landed(records, out, now_ms()))
+        return out
+
+    # ------------------------------------------------------------------ faults
+    # ------------------------------------------------------------------ observe
+    def _endpoint(self) -> str:
+        assert self.s3_endpoint is not None or (self.stack is not None and self.stack.s3 is not None)
+        return self.s3_endpoint or self.stack.s3.endpoint
+
+    def _s3_client(self):
+        if self._s3 is None:
+            self._s3 = s3_client(self._endpoint())
+        return self._s3
+
+    def sample_bucket(self) -> BucketSample | None:
+        if not (self.profile and self.profile.writes_s3 and self.bucket):
+            return None
+        if self._reader is None or self._reader.bucket != self.bucket:
+            self._reader = BucketReader(self._s3_client(), self.bucket, self.read_bodies)
+        return self._reader.sample()
+
+    def _offsets(self):
+        if self._group_offsets is None:
+            from adapters.kafka.group_offsets import GroupOffsets
+
+            self._group_offsets = GroupOffsets(self.stack.bootstrap, self.group)
+        return self._group_offsets
+
+    def committed_offsets(self) -> dict[str, int]:
+        return {f"{t}-{p}": o for (t, p), o in self._offsets().committed(self.topics).items()}
+
+    def log_end_offsets(self) -> dict[str, int]:
+        return {f"{t}-{p}": o for (t, p), o in self._offsets().log_ends(self.topics).items()}
+
+    def sample_status(self) -> StatusSample:
+        try:
+            st = self.status()
+            tasks = tuple(t["state"] for t in st.get("tasks", []))
+            traces = [t.get("trace") for t in [st["connector"], *st.get("tasks", [])]
+                      if t.get("trace")]
+            return StatusSample(now_ms(), st["connector"]["state"], tasks,
+                                traces[0] if traces else None)
+        except Exception as e:  # noqa: BLE001 - a killed worker is part of the story
+            return StatusSample(now_ms(), "UNREACHABLE", (), str(e)[:500])
+
+    def sample_once(self, final: bool = False) -> None:
+        # offsets first, the listing after: whatever was committed must already be in the
+        # listing (a listing taken first can predate a commit that the offset read then sees)
+        b: list[BucketSample] = []
+        try:
+            o = OffsetSample(now_ms(), self.committed_offsets())
+            with self._lock:  # in before a settling final listing lets the sampler add later ones
+                self.obs.offset_samples.append(o)
+        except Exception as e:  # noqa: BLE001
+            self.sampler_errors.append(f"offsets: {e}")
+        try:
+            if self.profile and self.profile.writes_s3 and self.bucket:
+                b = settled_samples(self.sample_bucket) if final else [self.sample_bucket()]
+        except Exception as e:  # noqa: BLE001
+            self.sampler_errors.append(f"bucket: {e}")
+        s = self.sample_status()
+        with self._lock:
+            self.obs.bucket_samples.extend(b)
+            self.obs.statuses.append(s)
+
+    def _start_sampler(self) -> None:
+        self._stop_sampling.clear()
+
+        def loop():
+            while not self._stop_sampling.wait(self.sample_interval_s):
+                self.sample_once()
+
+        self._sampler = threading.Thread(target=loop, name=f"sampler-{self.name}", daemon=True)
+        self._sampler.start()
+
+    def _upload_parts(self, uploads: Sequence[tuple[str, str]]) -> tuple[tuple[str, str, int], ...]:
+        """(key, upload id, parts so far) of each open multipart upload."""
+        c = self._s3_client()
+        out = []
+        for key, upload_id in uploads:
+            try:
+                n = len(c.list_parts(Bucket=self.bucket, Key=key, UploadId=upload_id).get("Parts", []))
+            except Exception:  # noqa: BLE001 - completed or aborted meanwhile: the next sample says
+                n = -1
+            out.append((key, upload_id, n))
+        return tuple(sorted(out))
+
+    def _pending(self, committed: Mapping[str, int]) -> tuple[str, float] | None:
+        """What the sink has committed but may not have made visible yet (a table sink's commit
+        to come): what to say of it, and how long it may take at most; None: nothing (an S3
+        sink's objects are visible before it commits)."""
+        return None
+
+    def _settled_members(self) -> frozenset[str] | None:
+        """The consumer group's members when every task is RUNNING and the group is Stable with
+        every partition owned: a task that is reading, not one waiting for a rebalance."""
+        try:
+            tasks = self.status().get("tasks", [])
+            if not tasks or any(t.get("state") != "RUNNING" for t in tasks):
+                return None
+            return self._offsets().settled(self.topics)
+        except Exception:  # noqa: BLE001 - no worker or coordinator answers: not settled
+            return None
+
+    def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
+        """Quiet: committed offsets, the bucket listing and the open multipart uploads (with
+        their parts) unchanged for a while: one offset-flush interval (at least 2 s) once every
+        partition is committed up to its log end. Behind the log end (records buffered short of
+        a rotation, or a task still catching up), `settled_s` (three flush intervals, at least
+        8 s: longer than a put retried after the connector's 5 s retry.backoff.ms) while every
+        task is RUNNING and the consumer group Stable with the same members owning every
+        partition; else `stable_s` (default five flush intervals, at least 15 s, longer than a
+        consumer-group rebalance after a crash). The members are part of the state, so a member
+        joining or leaving (a restarted worker's task, a dead one expelled) starts the window
+        again. Where the sink has committed more than it has made visible (`_pending`: a table
+        commit to come), `stable_s` or as long as that may take. An upload that stays open without a new part is not in flight: a killed worker
+        abandons its uploads and the connector never aborts them (R7.6); multipart hygiene
+        reports them."""
+        flush_s = self.offset_flush_interval_ms / 1000
+        stable_s = stable_s if stable_s is not None else max(5 * flush_s, 15.0)
+        at_end_stable_s = min(stable_s, max(flush_s + 1, 2.0))
+        settled_s = min(stable_s, max(3 * flush_s, 8.0))
+        deadline = time.monotonic() + timeout_s
+        watch = QuietWatch(self.obs, self._lock, time.monotonic())
+        moving = "nothing sampled yet"
+        while True:
+            try:
+                committed = self.committed_offsets()
+                ends = self.log_end_offsets()
+                bucket = self.sample_bucket()
+                uploads = self._upload_parts(bucket.open_uploads) if bucket else ()
+            except Exception as e:  # noqa: BLE001
+                committed, ends, bucket, uploads = None, {}, None, ()
+                moving = f"could not sample: {e}"
+            if committed is not None:
+                listing = tuple((o.key, o.etag) for o in bucket.objects) if bucket else ()
+                behind = {tp: (committed.get(tp, 0), end) for tp, end in ends.items()
+                          if committed.get(tp, 0) < end}
+                members = self._settled_members() if behind else None
+                pending = self._pending(committed)
+                state = (tuple(sorted(committed.items())), listing, uploads, members)
+                stable = watch.unchanged_for(state, time.monotonic())
+                need = (max(stable_s, pending[1]) if pending else at_end_stable_s if not behind
+                        else settled_s if members else stable_s)
+                if stable >= need:
+                    return watch.end(True)
+                parts = [f"offsets, objects or uploads changed {stable:.1f}s ago (need {need:.0f}s stable)"]
+                if uploads:
+                    parts.append(f"{len(uploads)} multipart upload(s) open: "
+                                 + ", ".join(f"{k} ({n} parts)" for k, _, n in uploads[:5]))
+                if behind:
+                    parts.append("committed behind log end: " + ", ".join(
+                        f"{tp} {c}/{e}" for tp, (c, e) in sorted(behind.items())))
+                    if not members:
+                        parts.append(f"a task is not RUNNING or group {self.group} is rebalancing")
+                if pending:
+                    parts.append(pending[0])
+                parts.append(f"{len(listing)} object(s) in the bucket")
+                moving = "; ".join(parts)
+            if time.monotonic() >= deadline:
+                return watch.end(False, moving)
+            time.sleep(0.5)
+
+    def observe(self) -> Observation:
+        self.sample_once(final=True)
+        with self._lock:
+            obs = copy.copy(self.obs)
+            obs.produced = list(self.obs.produced)
+            obs.bucket_samples = list(self.obs.bucket_samples)
+            obs.offset_samples = list(self.obs.offset_samples)
+            obs.faults = list(self.obs.faults)
+            obs.statuses = list(self.obs.statuses)
+            obs.log_paths = dict(self.obs.log_paths)
+            obs.table_samples = list(self.obs.table_samples)
+        return obs
+
+
+class _Failed(Exception):
+    """Raised inside wait_running's predicate; turned into a TargetError at once."""
+
+    def __init__(self, trace: str):
+        super().__init__(trace)
+        self.trace = trace
+
+

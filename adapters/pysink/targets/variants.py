@@ -1,0 +1,474 @@
+"""The faulty variants of the Python sink (adapters.pysink.VARIANTS): each a bug real sinks have
+had, planted by overriding one hook of the correct `Writer` or `SinkTask`. The kill matrix
+(conformance/calibration/kill_matrix.py) proves the suite catches every one of them.
+
+`REGISTRY` maps a variant's name to the SinkTask class an instance runs for it; `task_class`
+looks one up. A variant of the writer alone runs in a SinkTask whose `writer_class` it is.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.pysink.encoding import gzip_stream, value_key
+from adapters.pysink.log import TP, LogRecord
+from adapters.pysink.settings import SinkSettings
+from adapters.pysink.sink import SinkInstance, SinkTask
+from adapters.pysink.timestamps import _local_to_utc, parse_iso_ms, time_bucket, utc_offset_ms
+from adapters.pysink.writer import OpenFile, Writer
+
+
+# --- naming and partitioning ---------------------------------------------------------------------
+
+class _Renumbering(Writer):
+    """Names a file by its start offset less the offset its partition started from in this instance."""
+
+    def object_key(self, ep: str, start: int) -> str:
+        return super().object_key(ep, start - self.task.start_offsets.get(self.tp, 0))
+
+
+class RenumberAfterRestart(SinkTask):
+    """Numbers start offsets in object names from 0 again after a restart (R5.1)."""
+
+    writer_class = _Renumbering
+
+    def __init__(self, instance: SinkInstance, settings: SinkSettings, scratch: dict):
+        super().__init__(instance, settings, scratch)
+        self.start_offsets: dict[TP, int] = {}
+
+    def open(self, tps: list[TP], now: int) -> None:
+        super().open(tps, now)
+        for tp in tps:
+            self.start_offsets.setdefault(tp, self.instance.positions.get(tp, 0))
+
+
+class IgnoreTopicsDir(Writer):
+    """Names objects under topics/ whatever topics.dir says (R5.1)."""
+
+    def object_key(self, ep: str, start: int) -> str:
+        return value_key(dataclasses.replace(self.s, topics_dir="topics"), self.tp, ep, start)
+
+
+class PadCapped(Writer):
+    """Takes a filename.offset.zero.pad.width above 10 as 10 (R5.1)."""
+
+    def object_key(self, ep: str, start: int) -> str:
+        return value_key(dataclasses.replace(self.s, pad=min(self.s.pad, 10)), self.tp, ep, start)
+
+
+class FieldSlashEscaped(Writer):
+    """Escapes a '/' inside a FieldPartitioner value as %2F (the connector writes it as it is, R6.2)."""
+
+    def field_partition(self, schema: Any, payload: Any, offset: int) -> str:
+        if isinstance(payload, dict):
+            payload = {k: v.replace("/", "%2F") if isinstance(v, str) else v for k, v in payload.items()}
+        return super().field_partition(schema, payload, offset)
+
+
+class UtcBuckets(Writer):
+    """Floors time buckets on UTC time instead of the zone's local time (R6.3)."""
+
+    def time_partition(self, ts: int) -> str:
+        s = self.s
+        assert s.path is not None
+        return s.path(dt.datetime.fromtimestamp(time_bucket(ts, s.duration_ms, dt.timezone.utc) / 1000, s.tz))
+
+
+class DstFixedOffset(Writer):
+    """Keeps the zone's offset at the writer's first record for all its records (R6.3 across a DST change)."""
+
+    fixed_tz: dt.tzinfo | None = None
+
+    def time_partition(self, ts: int) -> str:
+        s = self.s
+        assert s.path is not None
+        self.fixed_tz = self.fixed_tz or dt.timezone(dt.timedelta(milliseconds=utc_offset_ms(ts, s.tz)))
+        return s.path(dt.datetime.fromtimestamp(time_bucket(ts, s.duration_ms, self.fixed_tz) / 1000, self.fixed_tz))
+
+
+class FloorBuckets(Writer):
+    """Floors time buckets with floor division, so an instant before 1970 lands one bucket
+    earlier than the connector's Java division, which truncates toward zero (R6.3)."""
+
+    def time_partition(self, ts: int) -> str:
+        s = self.s
+        assert s.path is not None
+        local = ts + utc_offset_ms(ts, s.tz)
+        start = _local_to_utc(local // s.duration_ms * s.duration_ms, s.tz)
+        return s.path(dt.datetime.fromtimestamp(start / 1000, s.tz))
+
+
+class _ReadsTimeField(Writer):
+    """A writer that reads RecordField's time its own way: `reread` gets the correct time and the
+    field's raw value (None for a tombstone or another extractor) and returns its own."""
+
+    def extract(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, tomb: bool, now: int) -> int | None:
+        ts = super().extract(rec, schema, payload, has_schema, tomb, now)
+        if tomb or self.s.extractor != "RecordField" or ts is None:
+            return ts
+        raw: Any = payload
+        for step in self.s.ts_field.split("."):
+            raw = raw.get(step) if isinstance(raw, dict) else None
+        return self.reread(ts, raw)
+
+    def reread(self, ts: int, raw: Any) -> int:
+        return ts
+
+
+class NaiveIsoInZone(_ReadsTimeField):
+    """Reads a RecordField ISO string without an offset in the connector's `timezone`, where the
+    connector reads it in the JVM's default zone (R6.5)."""
+
+    def reread(self, ts: int, raw: Any) -> int:
+        if isinstance(raw, str) and not raw.lstrip("-").isdigit() and _offsetless(raw):
+            return _local_to_utc(ts, self.s.tz)
+        return ts
+
+
+def _offsetless(text: str) -> bool:
+    """An ISO date-time that names no offset (a date alone names none either)."""
+    if "T" not in text:
+        return True
+    try:
+        parse_iso_ms(text + "Z")
+        return True
+    except ValueError:
+        return False
+
+
+# --- rotation ------------------------------------------------------------------------------------
+
+class RotateOnWallclock(Writer):
+    """Measures rotate.interval.ms on the wall clock since the file's first record, not on record time (R3.2)."""
+
+    first_wall: int | None = None
+
+    def interval_elapsed(self, ts: int | None, now: int) -> bool:
+        return self.first_wall is not None and now - self.first_wall >= self.s.rotate_interval_ms
+
+    def record_written(self, rec: LogRecord, now: int) -> None:
+        if self.first_wall is None:
+            self.first_wall = now
+
+    def commit(self, now: int, timed: bool) -> None:
+        super().commit(now, timed)
+        self.first_wall = None
+
+
+class RotateIntervalExclusive(Writer):
+    """Rotates when rotate.interval.ms is exceeded, not when it is reached (R3.2 is inclusive)."""
+
+    def interval_elapsed(self, ts: int | None, now: int) -> bool:
+        return ts is not None and self.base_ts is not None and ts - self.base_ts > self.s.rotate_interval_ms
+
+
+class NoPartitionChangeRotation(Writer):
+    """Keeps writing the same file when the encoded partition changes (R3.3)."""
+
+    def partition_changed(self, ep: str | None) -> bool:
+        return False
+
+
+class ScheduleFromFileOpen(Writer):
+    """Counts rotate.schedule.interval.ms from when a file opened, where the connector aligns the
+    boundaries to local midnight of `timezone` plus k x interval (R3.4)."""
+
+    def record_written(self, rec: LogRecord, now: int) -> None:
+        if self.count == 1 and self.s.schedule_ms > 0:
+            self.next_rotation = now + self.s.schedule_ms
+
+
+class BaseTimeKeptOnSize(Writer):
+    """Keeps the rotate.interval.ms base record time across a flush.size rotation, where every
+    rotation clears it (R3.1 step 4, R3.2)."""
+
+    def commit(self, now: int, timed: bool) -> None:
+        base, by_size = self.base_ts, self.count >= self.s.flush_size
+        super().commit(now, timed)
+        if by_size:
+            self.base_ts = base
+
+
+class EpochSecondsGuess(_ReadsTimeField):
+    """Takes a RecordField number below 10^11 for epoch seconds (a common guess), where the
+    connector takes every INT32/INT64 as epoch milliseconds: seconds land in January 1970 (R6.5)."""
+
+    def reread(self, ts: int, raw: Any) -> int:
+        return ts * 1000 if isinstance(raw, int) and not isinstance(raw, bool) and abs(ts) < 10 ** 11 else ts
+
+
+class NoIdleScheduleReset(Writer):
+    """Leaves a scheduled boundary that passed while no record was written where it was, so the
+    first record after an idle spell is flushed alone (R3.5, the fix of issue #359)."""
+
+    stale = False
+
+    def write(self, now: int) -> None:
+        self.stale = self.next_rotation is not None and self.count == 0 and now >= self.next_rotation
+        super().write(now)
+
+    def rotate_on_time(self, ep: str | None, ts: int | None, now: int) -> tuple[bool, bool]:
+        if self.stale and self.count > 0:
+            self.stale = False
+            return True, True
+        return super().rotate_on_time(ep, ts, now)
+
+
+class IntervalAbsDifference(Writer):
+    """Measures rotate.interval.ms as the distance from the base record time either way, so a
+    late record rotates too (R3.2: an older record gives a negative difference and never does)."""
+
+    def interval_elapsed(self, ts: int | None, now: int) -> bool:
+        return ts is not None and self.base_ts is not None and abs(ts - self.base_ts) >= self.s.rotate_interval_ms
+
+
+class FlushSizePerFile(Writer):
+    """Counts flush.size per open file, not per topic-partition (R2.4: recordCount sums every
+    file of the TP)."""
+
+    def record_written(self, rec: LogRecord, now: int) -> None:
+        fs = self.files.get(self.current_ep or "")
+        if fs is not None and fs.streams:
+            self.count = fs.streams[0].records
+
+
+class TombstoneChangeRotates(Writer):
+    """Rotates on a change to or from the tombstone partition like any partition change (R3.3:
+    from 12.1.0 such a change does not rotate)."""
+
+    def tombstone_change(self, ep: str) -> bool:
+        return False
+
+
+class UnstableBoundaries(Writer):
+    """Keeps its flush counter in local state across a restart, so file boundaries move on replay (R1.2)."""
+
+    def __init__(self, task: SinkTask, tp: TP, now: int):
+        super().__init__(task, tp, now)
+        self.count = task.scratch.get(("count", tp), 0)
+
+    def record_written(self, rec: LogRecord, now: int) -> None:
+        self.task.scratch[("count", self.tp)] = self.count
+
+    def commit(self, now: int, timed: bool) -> None:
+        super().commit(now, timed)
+        self.task.scratch[("count", self.tp)] = 0
+
+
+# --- what a record writes ------------------------------------------------------------------------
+
+class HeadersFirstOnly(Writer):
+    """Writes only the first header of each record (R11.3)."""
+
+    def headers_bytes(self, rec: LogRecord) -> bytes:
+        return super().headers_bytes(dataclasses.replace(rec, headers=rec.headers[:1]) if rec.headers else rec)
+
+
+class KeysUnquoted(Writer):
+    """Writes a string key as its bare text, not as JSON (R11.3)."""
+
+    def key_bytes(self, rec: LogRecord) -> bytes:
+        line = super().key_bytes(rec)
+        return json.loads(line).encode() + b"\n" if line.startswith(b'"') else line
+
+
+class JsonAsReceived(Writer):
+    """Re-serializes a JSON value as it arrived (document order, Python's numbers), not from the Connect data (R10.1)."""
+
+    def value_bytes(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool) -> bytes:
+        if self.s.value_format == "bytearray" or payload is None:
+            return super().value_bytes(rec, schema, payload, has_schema)
+        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode() + b"\n"
+
+
+class DecimalAlwaysBase64(Writer):
+    """Writes Decimals as base64 whatever json.decimal.format says (R10.1)."""
+
+    def decimal_format(self) -> str:
+        return "BASE64"
+
+
+# --- bodies rebuilt from their lines -------------------------------------------------------------
+
+@dataclass
+class LinedFile(OpenFile):
+    """An object under construction that also keeps its lines, uncompressed."""
+
+    lines: list[bytes] = field(default_factory=list)
+
+
+class _KeepsLines(Writer):
+    """A writer whose files keep their lines, for the variants that rebuild a body from them."""
+
+    object_type = LinedFile
+
+    def append(self, f: OpenFile, offset: int, line: bytes) -> None:
+        assert isinstance(f, LinedFile)
+        f.lines.append(line)
+        super().append(f, offset, line)
+
+    def rewrite(self, f: OpenFile, body: bytes) -> None:
+        """Throws away what the file streamed so far: `body` becomes its whole content."""
+        if f.upload_id is not None:
+            self.abort(f)
+        f.upload_id, f.parts, f.gz = None, [], None
+        f.buf = bytearray(self.stored(body))
+
+    def stored(self, data: bytes) -> bytes:
+        """`data` as an object holds it: gzipped with s3.compression.type=gzip."""
+        if not self.s.gzip:
+            return data
+        c = gzip_stream(self.s.gzip_level)
+        return c.compress(data) + c.flush()
+
+
+class LastRecordMissing(_KeepsLines):
+    """Completes the latest file of a partition without its last record, the offset moving past it (R4.1, P-NOLOSS)."""
+
+    def finish(self, f: OpenFile) -> None:
+        assert isinstance(f, LinedFile)
+        if f.records > 0 and f.ep == self.current_ep:
+            self.rewrite(f, b"".join(f.lines[:-1]))
+        super().finish(f)
+
+
+class NoTrailingSeparator(_KeepsLines):
+    """Writes a separator between records but none after the last one (R10.1, R10.2)."""
+
+    def finish(self, f: OpenFile) -> None:
+        assert isinstance(f, LinedFile)
+        s = self.s
+        if f.lines and f.records > 0:
+            sep = s.bytearray_sep if s.value_format == "bytearray" and f.key.endswith(s.value_ext) else b"\n"
+            body = b"".join(f.lines)
+            self.rewrite(f, body[: -len(sep)] if sep and body.endswith(sep) else body)
+        super().finish(f)
+
+
+class PartialVisible(_KeepsLines):
+    """Makes an object visible (its first half) before all its records are in it (R7.1)."""
+
+    visible_for_s = 0.5  # how long the first half stays visible before the whole object replaces it
+
+    def finish(self, f: OpenFile) -> None:
+        assert isinstance(f, LinedFile)
+        if len(f.lines) > 1:
+            inst, half = self.inst, b"".join(f.lines[: len(f.lines) // 2])
+            inst.s3("put_object", Bucket=self.s.bucket, Key=f.key, Body=self.stored(half))
+            inst.journal_event("visible-partial", f.key, len(f.lines) // 2)
+            time.sleep(self.visible_for_s)
+        super().finish(f)
+
+
+# --- the S3 upload path and the offsets ----------------------------------------------------------
+
+class CommitBeforeUpload(Writer):
+    """Commits the offset before the files of the commit set are uploaded (R4.1, P-COMMIT-SAFETY)."""
+
+    def commit(self, now: int, timed: bool) -> None:
+        self.inst.commit_offsets({self.tp: self.current_offset + 1})
+        super().commit(now, timed)
+
+
+class LeakMultipart(Writer):
+    """Leaves a multipart upload open when it gives a file up, on an error or a close (R7.5, R1.8)."""
+
+    def abort(self, f: OpenFile) -> None:
+        pass
+
+
+class Error200Ignored(Writer):
+    """Takes an error inside CompleteMultipartUpload's 200 answer as success (#855)."""
+
+    def completion_failed(self, error: Exception) -> bool:
+        return "InternalError" not in str(error)
+
+
+class DropAfterRetriable(SinkTask):
+    """Drops the buffered and open records after a retriable S3 error and moves the offset on past them (R1.5)."""
+
+    def recover(self, tp: TP, w: Writer, now: int) -> int | None:
+        last = max([w.current_offset, *(r.offset for r in w.buffer)])
+        w.files.clear()
+        w.buffer.clear()
+        w.count = 0
+        w.offset_to_commit = last + 1
+        return None
+
+
+class ZombieOverwrite(SinkTask):
+    """An evicted instance, resumed, flushes a stale file over the newer object of the same key (R1.8, P-NOLOSS)."""
+
+    def evicted(self) -> None:
+        # it writes the record it had prefetched and completes its open files on the way out,
+        # without checking it still owns the partition
+        inst = self.instance
+        try:
+            now = inst.clock()
+            for tp, w in list(self.writers.items()):
+                nxt = inst.prefetched(tp, inst.positions.get(tp, 0))
+                if nxt is not None:
+                    w.buffer.append(nxt)
+                    w.write(now)
+                if w.count > 0:
+                    w.commit(now, False)
+                    inst.journal_event("zombie-flush", f"{tp[0]}-{tp[1]}", w.current_offset)
+        except Exception:  # Killed and Fenced too: it is on its way out
+            pass
+        super().evicted()
+
+
+# --- the registry --------------------------------------------------------------------------------
+
+def _writing_with(writer: type[Writer]) -> type[SinkTask]:
+    """The correct SinkTask, running the faulty `writer`."""
+    return type(f"{writer.__name__}Task", (SinkTask,), {"writer_class": writer, "__doc__": writer.__doc__})
+
+
+REGISTRY: dict[str, type[SinkTask]] = {
+    "commit-before-upload": _writing_with(CommitBeforeUpload),
+    "rotate-on-wallclock": _writing_with(RotateOnWallclock),
+    "renumber-after-restart": RenumberAfterRestart,
+    "no-partition-change-rotation": _writing_with(NoPartitionChangeRotation),
+    "partial-visible": _writing_with(PartialVisible),
+    "drop-after-retriable": DropAfterRetriable,
+    "unstable-boundaries": _writing_with(UnstableBoundaries),
+    "leak-multipart": _writing_with(LeakMultipart),
+    "zombie-overwrite": ZombieOverwrite,
+    "last-record-missing": _writing_with(LastRecordMissing),
+    "no-trailing-separator": _writing_with(NoTrailingSeparator),
+    "ignore-topics-dir": _writing_with(IgnoreTopicsDir),
+    "pad-capped": _writing_with(PadCapped),
+    "utc-buckets": _writing_with(UtcBuckets),
+    "dst-fixed-offset": _writing_with(DstFixedOffset),
+    "rotate-interval-exclusive": _writing_with(RotateIntervalExclusive),
+    "headers-first-only": _writing_with(HeadersFirstOnly),
+    "keys-unquoted": _writing_with(KeysUnquoted),
+    "json-as-received": _writing_with(JsonAsReceived),
+    "decimal-always-base64": _writing_with(DecimalAlwaysBase64),
+    "error-200-ignored": _writing_with(Error200Ignored),
+    "field-slash-escaped": _writing_with(FieldSlashEscaped),
+    "floor-buckets": _writing_with(FloorBuckets),
+    "naive-iso-in-zone": _writing_with(NaiveIsoInZone),
+    "schedule-from-file-open": _writing_with(ScheduleFromFileOpen),
+    "base-time-kept-on-size": _writing_with(BaseTimeKeptOnSize),
+    "no-idle-schedule-reset": _writing_with(NoIdleScheduleReset),
+    "interval-abs-difference": _writing_with(IntervalAbsDifference),
+    "flush-size-per-file": _writing_with(FlushSizePerFile),
+    "tombstone-change-rotates": _writing_with(TombstoneChangeRotates),
+    "epoch-seconds-guess": _writing_with(EpochSecondsGuess),
+}
+
+
+def task_class(variant: str | None) -> type[SinkTask]:
+    """The SinkTask class that runs `variant` (None or "correct": the correct sink)."""
+    if variant in (None, "correct"):
+        return SinkTask
+    if variant not in REGISTRY:
+        raise KeyError(f"pysink variant {variant!r} has no class in adapters.pysink.targets.variants.REGISTRY "
+                       f"(known: {', '.join(REGISTRY)})")
+    return REGISTRY[variant]

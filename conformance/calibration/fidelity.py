@@ -1,0 +1,194 @@
+"""Fidelity fixtures: what a real connector did with a scenario, kept so the model answers to it
+offline.
+
+A fixture holds the scenario (config with converters, records, faults), the offset each record
+landed at, the put boundaries where known (the real connector does not tell them: null), the
+faults as they fired (with the offsets a restart resumed from), and the connector's final state:
+every object with its bytes (gzip, base64), the open multipart uploads, the committed offsets,
+the task states, and the verdicts the run got. `replay` rebuilds that final state as an
+observation and checks it against today's model with the same checkers: a fixture passes when
+every property that can be judged from the final state gets the verdict the real run got.
+
+    sinkcheck run --target kafka-connect:confluent@12.1.9 --fixtures tests/fidelity …   # write them
+    python -m conformance.calibration.fidelity tests/fidelity/*.json                              # replay them
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, S3Object, StatusSample
+from conformance.inputs import wire
+from conformance.judging.checks.base import RunData
+from conformance.judging.checks.run import run_checks
+from conformance.judging.claims import claims_for
+from conformance.inputs.scenario import Scenario
+from conformance.inputs.targets import target_kind, worker_converters
+from conformance.judging.verdicts import Verdict
+
+FIXTURE_FORMAT = "sinkcheck.fidelity/1"
+# what the final state alone decides (the others need samples taken during the run)
+FINAL_STATE_PROPERTIES = ("no-loss", "no-duplicates", "exact-object-set", "atomic-visibility", "contents",
+                          "commit-progress", "naming", "rotation", "file-count", "multipart-hygiene", "liveness")
+# properties added after a fixture was taken: the real connector's objects are what the model
+# must encode, so a fixture without a verdict for them stands for a pass
+IMPLIED_PASS = ("contents",)
+
+
+def _pack(body: bytes | None) -> str | None:
+    return None if body is None else base64.b64encode(gzip.compress(body, 9, mtime=0)).decode("ascii")
+
+
+def _unpack(text: str | None) -> bytes | None:
+    return None if text is None else gzip.decompress(base64.b64decode(text))
+
+
+def fixture_of(result: Any, note: str = "") -> dict[str, Any]:
+    """A RunResult of a real target as a fixture (its final state, not its samples over time)."""
+    obs = result.observation
+    final = obs.final_bucket
+    info = result.target_info
+    offsets = [p.offset for p in obs.produced]
+    return {
+        "format": FIXTURE_FORMAT,
+        "title": result.scenario.name,
+        "target": result.target,
+        "connector": {"class": info.connector_class if info else None,
+                      "version": info.connector_version if info else None,
+                      "kafka": info.kafka_version if info else None,
+                      "s3_server": info.s3_server if info else None},
+        "note": note,
+        **_scenario_field(result.scenario.to_json()),
+        "offsets": offsets,
+        "puts": None,
+        "faults": [{"kind": f.kind, "params": _plain(f.params), "fired": f.fired, "detail": f.detail,
+                    "restart_from": f.restart_from} for f in obs.faults],
+        "committed": obs.final_offsets,
+        "quiet": obs.quiet,
+        "task_states": list(obs.statuses[-1].task_states) if obs.statuses else [],
+        "connector_state": obs.statuses[-1].connector_state if obs.statuses else None,
+        # the failed task's trace: what a known bug's signature is read from (conformance.catalog.known_bugs)
+        "trace": next((s.trace for s in reversed(obs.statuses) if s.trace), None),
+        "objects": [{"key": o.key, "size": o.size, "etag": o.etag, "body": _pack(o.body)}
+                    for o in (final.objects if final else ())],
+        "open_uploads": [list(u) for u in (final.open_uploads if final else ())],
+        "verdicts": {v.property: v.status for v in result.verdicts},
+    }
+
+
+# a scenario bigger than this (the multipart stories' 200 KiB records) is kept gzipped
+SCENARIO_INLINE_MAX = 256 * 1024
+
+
+def _scenario_field(scenario: dict[str, Any]) -> dict[str, Any]:
+    text = json.dumps(scenario)
+    if len(text) <= SCENARIO_INLINE_MAX:
+        return {"scenario": scenario}
+    return {"scenario_gz": _pack(text.encode())}
+
+
+def scenario_of(fixture: dict[str, Any]) -> dict[str, Any]:
+    if "scenario" in fixture:
+        return fixture["scenario"]
+    return json.loads(_unpack(fixture["scenario_gz"]))
+
+
+def _plain(v: Any) -> Any:
+    return json.loads(json.dumps(v, default=str))
+
+
+def save(result: Any, directory: Path, note: str = "") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    version = (result.target_info.connector_version if result.target_info else None) or "unknown"
+    kind = target_kind(result.target)
+    path = directory / f"{kind}-{version}--{result.scenario.name}.json"
+    path.write_text(json.dumps(fixture_of(result, note), indent=1) + "\n")
+    return path
+
+
+@dataclass
+class Replay:
+    fixture: dict[str, Any]
+    verdicts: list[Verdict]
+    result: Any = None  # the replay as a conformance.playing.runner.RunResult (what the reports and known bugs read)
+
+    def disagreements(self) -> list[str]:
+        """Final-state properties whose verdict today differs from the real run's."""
+        real = {**{p: "pass" for p in IMPLIED_PASS}, **self.fixture["verdicts"]}
+        out = []
+        for v in self.verdicts:
+            if v.property in FINAL_STATE_PROPERTIES and v.property in real and v.status != real[v.property]:
+                out.append(f"{v.property}: the real connector's run was {real[v.property]}, the model now says "
+                           f"{v.status}: {v.message}"
+                           + "".join(f"\n    {w.anomaly}: {w.explanation} {list(w.keys)} {list(w.offsets)}"
+                                     for w in v.witnesses[:3]))
+        return out
+
+
+def replay(fixture: dict[str, Any]) -> Replay:
+    """The fixture's final state checked against today's model by the suite's checkers."""
+    from conformance.playing.runner import RunResult, config_phases, model_config
+    from reference_impl.engine.model import expect, expect_phases
+
+    if fixture.get("format") != FIXTURE_FORMAT:
+        raise ValueError(f"not a sinkcheck fidelity fixture (expected \"format\": \"{FIXTURE_FORMAT}\")")
+    scenario = Scenario.from_json(scenario_of(fixture), fixture["title"])
+    spec = fixture["target"]
+    kind = target_kind(spec)
+    at = 1
+    objects = tuple(S3Object(o["key"], o["size"], o["etag"], _unpack(o["body"]), at) for o in fixture["objects"])
+    faults = [FaultEvent(f["kind"], dict(f["params"]), f["fired"], at, at, f.get("detail", ""),
+                         restart_from=f.get("restart_from")) for f in fixture["faults"]]
+    obs = Observation(
+        bucket_samples=[BucketSample(at, objects, tuple(tuple(u) for u in fixture["open_uploads"]))],
+        offset_samples=[OffsetSample(at, dict(fixture["committed"]))],
+        faults=faults, quiet=fixture["quiet"],
+        statuses=[StatusSample(at, fixture["connector_state"] or "RUNNING", tuple(fixture["task_states"]),
+                               trace=fixture.get("trace"))])
+    records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker_converters(spec))
+    claim = claims_for(kind, scenario.connector, scenario.faults, scenario.connector_version)[0]
+    cfg = model_config(scenario, kind)
+    expectation, phases = None, []
+    if cfg is not None:
+        phases = config_phases(scenario, kind, cfg, obs)
+        expectation = expect_phases(phases, records) if len(phases) > 1 else expect(cfg, records)
+    data = RunData(scenario, spec, obs, claim, cfg, expectation, records, phases=phases)
+    verdicts = run_checks(data)
+    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, expectation, verdicts, 0.0, Path(".")))
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text())
+
+
+def compact(path: Path) -> None:
+    """Rewrite a fixture with its scenario gzipped when it is large."""
+    fx = load(path)
+    scenario = scenario_of(fx)
+    fx.pop("scenario", None)
+    fx.pop("scenario_gz", None)
+    keys = list(fx)
+    at = keys.index("note") + 1 if "note" in keys else len(keys)
+    items = list(fx.items())
+    fx = dict(items[:at] + list(_scenario_field(scenario).items()) + items[at:])
+    path.write_text(json.dumps(fx, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    paths = [Path(p) for p in (argv if argv is not None else sys.argv[1:])]
+    bad = 0
+    for p in paths:
+        r = replay(load(p))
+        d = r.disagreements()
+        bad += bool(d)
+        print(f"{'ok  ' if not d else 'DIFF'} {p.name}" + "".join(f"\n  {x}" for x in d))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,503 @@
+"""Known bugs of real sinks: one entry a bug, each with its upstream citation, the versions that
+have it and the first that does not, the configs it needs, what a user sees, the workaround, and
+the named scenarios that show it.
+
+The model never imitates a bug (it holds every version to what the documentation promises), so
+a scenario of an entry fails on an affected version with the bug's own witness and passes on a
+fixed one. `relevant` answers "which known bugs touch this run's config and version, and did the
+run reproduce them?" for the report, results.json and the gate.
+
+To add an entry: append a `KnownBug` to `KNOWN_BUGS` with a citation you have read (the issue,
+PR or commit as `owner/repo#N`), the affected versions read from the tags, a predicate over the
+connector config as the user gives it, and a named scenario (conformance.catalog.named) that shows it;
+tests/test_known_bugs.py replays the scenario through the model of both versions.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from conformance.judging.claims import errant_records_tolerated
+from conformance.inputs.targets import target_kind
+from reference_impl.versions import Version, VersionError, parse_version
+
+TIME_PARTITIONERS = ("HourlyPartitioner", "DailyPartitioner", "TimeBasedPartitioner")
+DEFAULT_PARTITIONER = "io.confluent.connect.storage.partitioner.DefaultPartitioner"
+
+
+@dataclass(frozen=True)
+class KnownBug:
+    id: str
+    sink: str  # the claim family it belongs to (conformance.inputs.targets.target_kind)
+    title: str
+    cite: str | None  # owner/repo#N: the fix, or the report when there is no fix
+    also: tuple[str, ...]  # further citations (the introducing change, backports, reports)
+    affected: tuple[tuple[str | None, str | None], ...]  # [from, to) version ranges: to is the fix; None: open
+    fixed_in: tuple[str, ...]  # the first release without it, per release line
+    needs: Callable[[dict[str, str]], bool]  # does a connector config meet the bug's condition?
+    needs_text: str
+    symptom: str  # what a user sees
+    workaround: str | None
+    scenarios: tuple[str, ...]  # named scenarios that show it
+    signature: str | None = None  # regex over the failed task's trace that only this bug leaves
+    why: str = ""  # why it is a bug when upstream has no issue for it
+
+    def url(self, cite: str | None = None) -> str | None:
+        c = cite or self.cite
+        m = re.fullmatch(r"([\w.-]+)/([\w.-]+)#(\d+)", c or "")
+        # GitHub sends /issues/N on to the pull request when N is one
+        return f"https://github.com/{m[1]}/{m[2]}/issues/{m[3]}" if m else None
+
+    def affects(self, version: str | None) -> bool | None:
+        """Does this release have it? None when the version is not known."""
+        if not version:
+            return None
+        try:
+            v = parse_version(version)
+        except VersionError:
+            return None
+        return any(_in(v, lo, hi) for lo, hi in self.affected)
+
+    def matches(self, trace: str | None) -> bool:
+        return bool(self.signature and trace and re.search(self.signature, trace))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "sink": self.sink, "title": self.title, "cite": self.cite, "url": self.url(),
+                "also": [{"cite": c, "url": self.url(c)} for c in self.also], "affected": [_range_text(lo, hi) for lo, hi in self.affected],
+                "fixed_in": list(self.fixed_in), "needs": self.needs_text, "symptom": self.symptom,
+                "workaround": self.workaround, "scenarios": list(self.scenarios), "why": self.why or None}
+
+
+def _in(v: Version, lo: str | None, hi: str | None) -> bool:
+    return (lo is None or v >= parse_version(lo)) and (hi is None or v < parse_version(hi))
+
+
+def _range_text(lo: str | None, hi: str | None) -> str:
+    if lo and hi:
+        return f"{lo} up to {hi} (excluded)"
+    if lo:
+        return f"{lo} and later (no release fixes it)"
+    return f"every release before {hi}" if hi else "every release (no release fixes it)"
+
+
+def _is(cfg: dict[str, str], key: str, value: str, default: str = "") -> bool:
+    return str(cfg.get(key, default)).strip().lower() == value
+
+
+def _partitioner(cfg: dict[str, str]) -> str:
+    return str(cfg.get("partitioner.class") or DEFAULT_PARTITIONER).strip()
+
+
+def _wrapped(cfg: dict[str, str]) -> bool:
+    """R3.9: the schema-affix or tombstone wrapper around the configured partitioner."""
+    return not _is(cfg, "s3.schema.partition.affix.type", "none", "NONE") or _is(cfg, "behavior.on.null.values", "write")
+
+
+def _time_based(cfg: dict[str, str]) -> bool:
+    return _partitioner(cfg).rsplit(".", 1)[-1] in TIME_PARTITIONERS
+
+
+def _positive(cfg: dict[str, str], key: str) -> bool:
+    try:
+        return int(str(cfg.get(key, "-1")).strip()) > 0
+    except ValueError:
+        return False
+
+
+def _scheduled_without_extractor(cfg: dict[str, str]) -> bool:
+    # the writer has no timestamp extractor unless it sees a bare time-based partitioner
+    return _positive(cfg, "rotate.schedule.interval.ms") and (not _time_based(cfg) or _wrapped(cfg))
+
+
+def _field_partitioner(cfg: dict[str, str]) -> bool:
+    return _partitioner(cfg).rsplit(".", 1)[-1] == "FieldPartitioner"
+
+
+def _wrapped_time_rotation(cfg: dict[str, str]) -> bool:
+    return _time_based(cfg) and _wrapped(cfg) and _positive(cfg, "rotate.interval.ms")
+
+
+def _reads_control_topic_from_latest(cfg: dict[str, str]) -> bool:
+    return not _is(cfg, "iceberg.kafka.auto.offset.reset", "earliest", "latest")
+
+
+def _auto_creates(cfg: dict[str, str]) -> bool:
+    return _is(cfg, "iceberg.tables.auto-create-enabled", "true", "false")
+
+
+def _no_errant_record_reporter(cfg: dict[str, str]) -> bool:
+    return not errant_records_tolerated(cfg)
+
+
+def _cooperative(cfg: dict[str, str]) -> bool:
+    from conformance.generators.rebalance_shapes import cooperative
+
+    return cooperative(cfg)
+
+
+def _aiven_default_name_default_compression(cfg: dict[str, str]) -> bool:
+    return not any(cfg.get(k) for k in ("file.name.template", "aws.s3.prefix", "file.compression.type"))
+
+
+def _lenses_json_writes_nulls(cfg: dict[str, str]) -> bool:
+    kcql = str(cfg.get("connect.s3.kcql", ""))
+    if kcql:
+        return bool(re.search(r"STOREAS\s+`?JSON`?", kcql, re.IGNORECASE)) and not _is(
+            cfg, "connect.s3.skip.null.values", "true", "false")
+    json_store = str(cfg.get("format.class", "JsonFormat")).rsplit(".", 1)[-1] == "JsonFormat"
+    return json_store and not _is(cfg, "behavior.on.null.values", "ignore", "fail")
+
+
+KNOWN_BUGS: tuple[KnownBug, ...] = (
+    KnownBug(
+        id="confluent-scheduled-rotation-npe",
+        sink="confluent",
+        title="Scheduled rotation without a bare time-based partitioner kills the task (NPE in the rotation log line)",
+        cite="confluentinc/kafka-connect-storage-cloud#871",
+        also=("confluentinc/kafka-connect-storage-cloud#867",),
+        affected=(("11.0.1", "11.0.2"),),  # #867 came with 11.0.1; 10.6.8 got #867 and #871 together
+        fixed_in=("11.0.2",),
+        needs=_scheduled_without_extractor,
+        needs_text="rotate.schedule.interval.ms > 0 with a partitioner that is not time-based, or a wrapped one "
+                   "(s3.schema.partition.affix.type, behavior.on.null.values=write)",
+        symptom="the first record that arrives after a schedule boundary while a file is open fails the task with "
+                "a NullPointerException in TopicPartitionWriter.checkRotationOrAppend (the log line's "
+                "currentTimestamp - baseRecordTimestamp, both null); nothing after the open file is written",
+        workaround="take 11.0.2 or later (or stay on 11.0.0); on 11.0.1 a bare time-based partitioner with "
+                   "timestamp.extractor avoids it",
+        scenarios=("rotate-schedule-steady-stream",),
+        signature=r"NullPointerException[\s\S]*checkRotationOrAppend",
+    ),
+    KnownBug(
+        id="confluent-field-partitioner-null",
+        sink="confluent",
+        title="FieldPartitioner on an optional INT or BOOLEAN field that is null kills the task",
+        cite="confluentinc/kafka-connect-storage-common#438",
+        also=("confluentinc/kafka-connect-storage-common#439",),
+        # storage-common 11.2.23 and earlier on these lines; 11.2.27 (in 11.0.7) and 11.2.32 (in 10.6.12) have #438
+        affected=(("10.6.0", "10.6.12"), ("11.0.0", "11.0.7")),
+        fixed_in=("10.6.12", "11.0.7", "12.0.0"),
+        needs=_field_partitioner,
+        needs_text="partitioner.class=FieldPartitioner (and an optional INT8-64 or BOOLEAN partition field whose value is null)",
+        symptom="NullPointerException in FieldPartitioner.encodePartition (\"Cannot invoke Object.toString() because "
+                "record is null\"); the task FAILED even with errors.tolerance=all and a dead-letter queue, and the "
+                "records the fixed version writes under <field>=null/ are missing",
+        workaround="take 11.0.7 (10.6.12 on the 10.6 line) or later; or make the field non-null (an SMT that sets a "
+                   "default) before the sink",
+        scenarios=("field-partition-decimals",),
+        signature=r"NullPointerException[\s\S]*FieldPartitioner",
+    ),
+    KnownBug(
+        id="confluent-wrapped-partitioner-rotation",
+        sink="confluent",
+        title="rotate.interval.ms and partition-change rotation silently ignored when the partitioner is wrapped",
+        cite="confluentinc/kafka-connect-storage-cloud#904",
+        also=(),
+        affected=(("10.4.0", "12.1.0"),),  # the wrappers came with 10.4.0 (affix, tombstone writing)
+        fixed_in=("12.1.0",),
+        needs=_wrapped_time_rotation,
+        needs_text="a time-based partitioner with rotate.interval.ms, wrapped by s3.schema.partition.affix.type or "
+                   "behavior.on.null.values=write",
+        symptom="files rotate only on flush.size (or scheduled rotation): fewer, larger objects than documented, "
+                "records of one time window held open until flush.size is reached; no error anywhere",
+        workaround="take 12.1.0 or later; or use rotate.schedule.interval.ms, which the wrapper does not hide",
+        # the two tombstone scenarios of the time suite meet it too (behavior.on.null.values=write):
+        # on 11.0.1 record 7 of the record-field windows joins the file at 5 and the interval
+        # rotation's file is never closed
+        scenarios=("tombstones-with-record-time-rotation", "tombstones-amid-interval-rotation",
+                   "tombstones-amid-record-field-windows"),
+    ),
+    KnownBug(
+        id="confluent-error-inside-complete-200",
+        sink="confluent",
+        title="An error inside CompleteMultipartUpload's 200 answer kills the task (AWS SDK v1)",
+        cite="confluentinc/kafka-connect-storage-cloud#858",
+        also=(),
+        affected=((None, "11.0.0"),),  # every release bundling the AWS SDK v1
+        fixed_in=("11.0.0",),
+        needs=lambda cfg: True,  # every file is a multipart upload (R7.1)
+        needs_text="any config: every file is completed by CompleteMultipartUpload",
+        symptom="S3 answers 200 with an InternalError inside; the SDK v1 throws it at once without retrying and "
+                "the task FAILED until restarted (no data lost: the offsets were not committed)",
+        workaround="take 11.0.0 or later (AWS SDK v2 retries it, R7.4); or restart the failed task",
+        scenarios=("error-inside-200-not-applied", "error-inside-200-with-keys", "error-inside-200-applied"),
+        signature=r"(?=[\s\S]*InternalError)[\s\S]*[Cc]ompleteMultipartUpload",
+    ),
+    KnownBug(
+        id="confluent-close-drops-kept-writers",
+        sink="confluent",
+        title="A cooperative rebalance kills the task that keeps partitions: close() drops every writer (R1.7)",
+        cite="confluentinc/kafka-connect-storage-cloud#950",
+        also=("confluentinc/kafka-connect-storage-cloud#649", "confluentinc/kafka-connect-storage-cloud#648",
+              "confluentinc/kafka-connect-storage-cloud#954"),
+        # 10.0.37 closes only the revoked writers (commit ad113d8b), lost again in the merges into
+        # 10.1+; #950 (12.1.x) and #954 (10.6.x backport) came after every release here
+        affected=((None, "10.0.37"), ("10.1.0", None)),
+        fixed_in=("10.0.37",),
+        needs=_cooperative,
+        needs_text="consumer.override.partition.assignment.strategy=CooperativeStickyAssignor (cooperative "
+                   "rebalancing), with partitions moving while a task keeps others (tasks.max above one; a task "
+                   "or worker leaving or joining)",
+        symptom="the next record of a partition the task kept fails it: ConnectException \"No writer found for "
+                "topic partition ...\" (a NullPointerException in S3SinkTask.put before 10.6.11/11.0.8/12.0.0); "
+                "the task FAILED, nothing after is written until it is restarted",
+        workaround="keep the eager default assignor (no partition.assignment.strategy override); restart the "
+                   "failed task",
+        scenarios=("cooperative-worker-joins-then-leaves",),
+        # the NullPointerException thrown in put itself (its first frame), not one thrown below it
+        signature=r"No writer found for topic partition|NullPointerException[^\n]*\n\s*at io\.confluent\.connect\.s3\.S3SinkTask\.put",
+    ),
+    KnownBug(
+        id="iceberg-first-commit-lost",
+        sink="iceberg",
+        title="A coordinator that dies before its first commit loses the files it was committing",
+        cite="apache/iceberg#18006",
+        also=("apache/iceberg#17376",),
+        affected=((None, None),),  # no release reads the control topic from earliest by default (the PR is open)
+        fixed_in=(),
+        needs=_reads_control_topic_from_latest,
+        needs_text="iceberg.kafka.auto.offset.reset left at its default (latest)",
+        symptom="the records of the data files announced before the first table commit never reach the table, "
+                "while the task's source offsets have moved past them: silent loss",
+        workaround="iceberg.kafka.auto.offset.reset=earliest",
+        scenarios=("iceberg-kill-during-first-commit",),
+    ),
+    KnownBug(
+        id="iceberg-tombstone-before-table",
+        sink="iceberg",
+        title="A tombstone that reaches a table's writer before the table exists kills the task",
+        cite=None,
+        also=(),
+        affected=((None, None),),
+        fixed_in=(),
+        needs=_auto_creates,
+        needs_text="iceberg.tables.auto-create-enabled=true (and a null value first in a partition)",
+        symptom="DataException \"Unable to create table from empty object\" from the table auto-create; the task "
+                "FAILED and nothing is written until the tombstone is skipped by hand",
+        workaround="create the table before the first record, or drop tombstones with an SMT "
+                   "(Filter with the RecordIsTombstone predicate)",
+        scenarios=("iceberg-tombstone-first",),
+        signature=r"Unable to create table from empty object",
+        why="no upstream issue found (apache/iceberg's issues and pull requests searched for tombstones, null "
+            "values and this message); the sink's writer skips a null value once the table exists, so the same "
+            "record is ignored or kills the task depending only on whether the table was created yet",
+    ),
+    KnownBug(
+        id="camel-null-value-kills-task",
+        sink="camel",
+        title="A null value (tombstone) kills the task when no errant-record reporter is configured",
+        cite="apache/camel-kafka-connector#1300",
+        also=(),
+        affected=((None, None),),  # closed upstream; 4.18.0 still fails (measured)
+        fixed_in=(),
+        needs=_no_errant_record_reporter,
+        needs_text="errors.tolerance left at none (no errant-record reporter)",
+        symptom="\"Exchange delivery has failed!\" (InvalidPayloadException: no body) and the task FAILED; no "
+                "record after the tombstone is written",
+        workaround="errors.tolerance=all with errors.log.enable=true or a dead-letter queue (the failed exchange is "
+                   "reported and skipped), or drop tombstones with an SMT",
+        scenarios=("null-value-stops-the-task",),
+        signature=r"Exchange delivery has failed|InvalidPayloadException",
+    ),
+    KnownBug(
+        id="aiven-default-name-without-gz",
+        sink="aiven",
+        title="The default object name lacks .gz when file.compression.type is left unset, though the object is gzip",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 3.4.2; the code is unchanged on the main branch read
+        fixed_in=(),
+        needs=_aiven_default_name_default_compression,
+        needs_text="no file.name.template, no aws.s3.prefix and file.compression.type left unset (gzip by default)",
+        symptom="objects named <topic>-<partition>-<start offset> with no .gz while their bytes are gzip: a reader "
+                "that goes by the extension takes them for plain text",
+        workaround="set file.compression.type=gzip (or none) explicitly, or give a file.name.template",
+        scenarios=("aiven-default-template-csv",),
+        why="no upstream issue found (one search of Aiven-Open/cloud-storage-connectors-for-apache-kafka's issues; "
+            "#547 is about the sink's gzip default against the source's none). S3SinkConfig.getCompressionType "
+            "defaults to GZIP, as documented, but FileNameFragment.getFilename builds the default template from "
+            "FileNameFragment.getCompressionType, which is NONE when the key is unset",
+    ),
+    KnownBug(
+        id="aiven-zombie-overwrites-newer-object",
+        sink="aiven",
+        title="A zombie task's late flush overwrites the new owner's object: committed records go missing",
+        cite=None,
+        also=(),
+        affected=((None, None),),
+        fixed_in=(),
+        needs=lambda cfg: True,  # every config: no upload of its is conditional
+        needs_text="any config (a task paused past the consumer's session while its partitions move)",
+        symptom="records the new owner committed are missing from S3 (no-loss) or missing for a while "
+                "(commit-safety): both tasks name their first object <topic>-<partition>-<last committed offset>, "
+                "and the resumed zombie flushes its smaller buffer over the new owner's object",
+        workaround=None,
+        scenarios=("aiven-zombie-task",),
+        why="no upstream issue found (one search of the connector's issues); S3OutputStream uploads without a "
+            "conditional write and the resumed WorkerSinkTask commits on its timer before its next poll() "
+            "learns that the partitions are gone, so flush() runs in the zombie",
+    ),
+    KnownBug(
+        id="lenses-json-null-value-npe",
+        sink="lenses",
+        title="A null value (tombstone) under STOREAS `JSON` kills the task unless null values are skipped",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 11.7.2
+        fixed_in=(),
+        needs=_lenses_json_writes_nulls,
+        needs_text="STOREAS `JSON` (Confluent's JsonFormat) and connect.s3.skip.null.values left false "
+                   "(behavior.on.null.values other than ignore)",
+        symptom="NullPointerException \"Cannot read the array length because \"b\" is null\" from "
+                "JsonFormatWriter.write (JsonFormatWriter.scala:64) and the task FAILED; nothing after the tombstone "
+                "is written",
+        workaround="connect.s3.skip.null.values=true (the tombstone is then not written)",
+        scenarios=("tombstones-amid-interval-rotation", "tombstones-amid-record-field-windows"),
+        signature=r"JsonFormatWriter|Cannot read the array length because \"b\" is null",
+        why="no upstream issue found (lensesio/stream-reactor#938 and #991 are about other null paths: Avro and "
+            "the envelope); ToJsonDataConverter hands JsonConverter's null bytes for a null value to "
+            "JsonFormatWriter.write, which writes them to the stream unchecked",
+    ),
+    KnownBug(
+        id="lenses-retried-upload-412-kills-task",
+        sink="lenses",
+        title="An upload its S3 client retries after the first attempt landed gets 412 and fails the task for good",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 11.7.2
+        fixed_in=(),
+        needs=lambda cfg: _is(cfg, "connect.s3.error.policy", "throw", "throw"),
+        needs_text="connect.s3.error.policy left at THROW (the default)",
+        symptom="S3Exception 412 \"At least one of the pre-conditions you specified did not hold\" on the PutObject "
+                "of a staged .temp-upload/ file, and the task FAILED until restarted by hand (liveness, "
+                "commit-progress); the restarted task uploads the file again and goes on",
+        workaround="connect.s3.error.policy=RETRY (Kafka Connect redelivers and the pending upload is retried "
+                   "from the local file)",
+        scenarios=("multipart-lost-commit",),
+        signature=r"pre-conditions you specified did not hold",
+        why="no upstream issue found; AwsS3StorageInterface.uploadFile puts with If-None-Match: *, so when the "
+            "SDK retries a PutObject whose first attempt landed (a lost answer: multipart-lost-commit's dropped "
+            "response; once in --profile default's multipart-crash-in-part-four on an 18 MB file, the retry 80 ms "
+            "after S3's 200) S3 answers 412; PendingOperationsProcessors calls it a transient failure "
+            "(NonFatalCloudSinkError, 'deferring to recommitPending') but CloudSinkTask.handleErrors throws a "
+            "ConnectException for it, which under the default THROW policy kills the task",
+    ),
+)
+
+BY_ID: dict[str, KnownBug] = {b.id: b for b in KNOWN_BUGS}
+
+
+def version_of(result: Any) -> str | None:
+    """The connector version a run ran: what the target said of itself, else its spec's `@VERSION`."""
+    info = getattr(result, "target_info", None)
+    if info is not None and getattr(info, "connector_version", None):
+        return info.connector_version
+    spec = result.target
+    if spec.startswith("model@"):
+        return spec.split("@", 1)[1]
+    return spec.partition("@")[2] or None
+
+
+def sink_of(spec: str) -> str:
+    return "confluent" if spec.startswith("model@") or spec == "model" else target_kind(spec)
+
+
+def _trace(result: Any) -> str | None:
+    sts = getattr(result.observation, "statuses", None) or []
+    return next((s.trace for s in reversed(sts) if getattr(s, "trace", None)), None)
+
+
+def _signature_line(bug: KnownBug, trace: str | None) -> str | None:
+    """The line of the trace where the bug's signature starts (its exception)."""
+    if not bug.matches(trace):
+        return None
+    m = re.search(bug.signature or "", trace or "")
+    start = (trace or "").rfind("\n", 0, m.start() if m else 0) + 1
+    return (trace or "")[start:].splitlines()[0].strip()[:240]
+
+
+def _witness(bug: KnownBug, result: Any) -> str:
+    parts = [f"the task FAILED with {line}"] if (line := _signature_line(bug, _trace(result))) else []
+    parts += [f"{v.property}: {v.message}" + (f" ({v.witnesses[0].explanation})" if v.witnesses else "")
+              for v in result.verdicts if v.status == "fail" and v.property != "liveness"][:2]
+    return "; ".join(parts) or next((f"{v.property}: {v.message}" for v in result.verdicts if v.status == "fail"), "")
+
+
+def reproduction(bug: KnownBug, result: Any) -> str | None:
+    """The witness a run gives of this bug, or None: its scenario failing, or the task's trace
+    carrying the bug's signature."""
+    if sink_of(result.target) != bug.sink:
+        return None
+    trace = _trace(result)
+    # a scenario of the bug failing for another reason (another trace) is not this bug
+    if result.scenario.name in bug.scenarios and result.status == "fail" and (not trace or not bug.signature
+                                                                             or bug.matches(trace)):
+        return f"{result.scenario.name} failed: {_witness(bug, result)}"
+    if bug.matches(trace):
+        return f"{result.scenario.name}: {_witness(bug, result)}"
+    return None
+
+
+def relevant(results: Sequence[Any]) -> list[dict[str, Any]]:
+    """Per target, each known bug that touches a config the run played on a version that has it
+    (or whose version is not known), and whether the run reproduced it."""
+    out: list[dict[str, Any]] = []
+    by_target: dict[str, list[Any]] = {}
+    for r in results:
+        by_target.setdefault(r.target, []).append(r)
+    for target, rs in by_target.items():
+        sink = sink_of(target)
+        version = next((v for v in (version_of(r) for r in rs) if v), None)
+        for bug in KNOWN_BUGS:
+            if bug.sink != sink:
+                continue
+            configs = [r.scenario.name for r in rs if bug.needs(dict(r.scenario.connector))]
+            witnesses = [(r.scenario.name, w) for r in rs if (w := reproduction(bug, r))]
+            affected = bug.affects(version)
+            if not witnesses and (not configs or affected is False):
+                continue
+            out.append({**bug.to_json(), "target": target, "version": version,
+                        "version_affected": affected, "configs": configs,
+                        "reproduced": bool(witnesses), "witnesses": [{"scenario": s, "witness": w} for s, w in witnesses]})
+    return out
+
+
+def gate_changes(baseline: Sequence[Any], candidate: Sequence[Any]) -> list[dict[str, Any]]:
+    """Known bugs the upgrade fixes (reproduced on the baseline, not on the candidate although it
+    played the same scenario) or introduces (the other way round), with the witness."""
+    def seen(rs: Sequence[Any]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for bug in KNOWN_BUGS:
+            w = next((w for r in rs if (w := reproduction(bug, r))), None)
+            if w:
+                found[bug.id] = w
+        return found
+
+    base, cand = seen(baseline), seen(candidate)
+    played_base = {r.scenario.name for r in baseline}
+    played_cand = {r.scenario.name for r in candidate}
+    changes = []
+    for bug in KNOWN_BUGS:
+        if bug.id in base and bug.id not in cand and set(bug.scenarios) & played_cand:
+            changes.append({"id": bug.id, "change": "fixed", "cite": bug.cite, "url": bug.url(),
+                            "witness": base[bug.id], "title": bug.title})
+        elif bug.id in cand and bug.id not in base and set(bug.scenarios) & played_base:
+            changes.append({"id": bug.id, "change": "introduced", "cite": bug.cite, "url": bug.url(),
+                            "witness": cand[bug.id], "title": bug.title})
+    return changes
+
+
+def gate_line(change: dict[str, Any]) -> str:
+    cite = f" ({change['cite']})" if change.get("cite") else ""
+    return f"known bug {change['id']}{cite} {change['change']}: {change['witness']}"
+
+
+def known_bug_line(b: dict[str, Any]) -> str:
+    """One entry of `relevant` as the terminal says it."""
+    cite = f" ({b['cite']})" if b.get("cite") else ""
+    fixed = f"fixed in {', '.join(b['fixed_in'])}" if b["fixed_in"] else "no fixed release"
+    head = (f"KNOWN BUG {b['id']}{cite} on {b['target']}: "
+            + (f"reproduced: {b['witnesses'][0]['witness']}" if b["reproduced"] else
+               f"its condition is met ({', '.join(b['configs'][:3])}), not reproduced by this run"))
+    return head + f"\n  {fixed}; workaround: {b['workaround'] or 'none known'}"

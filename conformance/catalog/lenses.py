@@ -1,0 +1,112 @@
+"""Named scenarios for Lenses' S3 sink (stream-reactor 11.7.2,
+`io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector`), each about its exactly-once claim
+with `.indexes/` lock objects: 1000 records across 3 partitions, a SIGKILL between a data object
+and its index write, S3 errors on the index objects, a lost offset commit, a zombie task. Their
+configs are Lenses' own (KCQL; sinkcheck fills in the endpoint, the credentials, the run's bucket
+and topic), played on the Lenses target only (conformance.catalog.named.CONNECTOR_OWN).
+
+Where it writes what (its source): records go to a local staging file per topic-partition; when
+the KCQL's 'flush.count', 'flush.size' or 'flush.interval' is reached the file is uploaded with one
+PutObject under `<prefix>/<topic>/<partition>/<last offset>_<ts>_<ts>.<ext>`, and the
+topic-partition's lock object under `.indexes/` records the offset written, with conditional
+writes (If-None-Match / If-Match); preCommit hands Kafka Connect the offsets the index holds.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from adapters.connect.profiles import lenses_kcql
+from conformance.inputs.scenario import FaultStep, Scenario
+
+PUBLIC_T = 1706713200000  # 2024-01-31T15:00:00Z
+
+
+def _lenses(flush_count: int = 100, interval_s: int = 3) -> dict[str, str]:
+    return {
+        "connector.class": "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector",
+        "tasks.max": "1",
+        "topics": "events",
+        "connect.s3.kcql": lenses_kcql("sinkcheck", "out", "events", "JSON",
+                                       {"flush.count": str(flush_count), "flush.interval": str(interval_s)}),
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+    }
+
+
+def _records(n: int, partitions: int = 3) -> list[dict]:
+    return [{"topic": "events", "partition": i % partitions, "timestamp": PUBLIC_T + i * 1000, "key": f"k{i}",
+             "value": {"seq": i, "ts": PUBLIC_T + i * 1000}, "headers": []} for i in range(n)]
+
+
+DATA_FILE = {"operation": "PutObject", "key": "out/*"}
+INDEX = {"operation": "PutObject", "key": ".indexes/*"}
+
+
+def e2e_1000() -> Scenario:
+    """1000 JSON records across 3 partitions, no fault: each once in the data objects at quiet."""
+    return Scenario("lenses-1000-records-3-partitions", _lenses(), {"events": 3}, _records(1000),
+                    notes="Lenses: exactly-once with connect.s3.exactly.once.enable (default)")
+
+
+def kill_between_data_and_index() -> Scenario:
+    """SIGKILL of the worker while the index write after a data object hangs: the data object is
+    there, its offset is not in the index; the restarted task must not write its records again
+    under another name."""
+    return Scenario("lenses-kill-between-data-and-index", _lenses(), {"events": 3}, _records(300),
+                    faults=[FaultStep(150, "quiet", {"seconds": 60}),
+                            FaultStep(150, "s3", {**INDEX, "action": "hang", "nth": 1, "name": "an index write"}),
+                            FaultStep(300, "wait-fired", {"rule": "an index write", "seconds": 60}),
+                            FaultStep(300, "crash"), FaultStep(300, "release")])
+
+
+# The S3 client's attempts at each request: `connect.s3.http.max.retries` (default 5) is documented
+# as "Number of times to retry the http request, in the case of a resolvable error on the server
+# side", and AwsS3ClientCreator.customiseRetryStrategy passes it to the SDK as maxAttempts: five
+# attempts in all, the first one included.
+CLIENT_ATTEMPTS = 5
+
+
+def errors_on_index() -> Scenario:
+    """InternalError on the index writes, fewer times than the client's attempts at one request:
+    whichever writes they fall on (the task writes the lock objects of several partitions in
+    turn), each is retried into place and exactly-once holds with the task alive. (With 8 errors
+    the outcome hung on how they spread over the partitions' locks: 5 on one lock killed the
+    task, 4 and 4 on two did not.)"""
+    return Scenario("lenses-500-on-index", _lenses(), {"events": 3}, _records(300),
+                    faults=[FaultStep(0, "s3", {**INDEX, "action": "fail", "status": 500, "times": CLIENT_ATTEMPTS - 1,
+                                                "name": "the index writes"}),
+                            FaultStep(300, "wait-fired", {"rule": "the index writes", "seconds": 60})])
+
+
+def errors_on_index_as_many_as_retries() -> Scenario:
+    """InternalError on one partition's lock object as many times as `connect.s3.http.max.retries`
+    says it retries (5): its documentation has the sixth attempt land it. The client makes five
+    in all (CLIENT_ATTEMPTS), and a failed index write is a FatalCloudSinkError
+    (IndexManagerV2.update / createNewIndexFileNoOverwrite), which CloudSinkTask.handleErrors
+    throws as FatalConnectException under every connect.s3.error.policy: the task dies."""
+    return Scenario("lenses-500-on-index-as-many-as-retries", _lenses(), {"events": 3}, _records(300),
+                    faults=[FaultStep(0, "s3", {"operation": "PutObject", "key": ".indexes/*/0.lock", "action": "fail",
+                                                "status": 500, "times": CLIENT_ATTEMPTS,
+                                                "name": "partition 0's index writes"}),
+                            FaultStep(300, "wait-fired", {"rule": "partition 0's index writes", "seconds": 60})])
+
+
+def lost_offset_commit() -> Scenario:
+    """The Connect group's last offset commit is lost: the task reads committed records again,
+    and the indexes must keep them from landing twice."""
+    return Scenario("lenses-lost-offset-commit", _lenses(), {"events": 3}, _records(200),
+                    faults=[FaultStep(100, "quiet", {"seconds": 60}), FaultStep(100, "lose-offset-commit")])
+
+
+def zombie() -> Scenario:
+    """The worker running the task is stopped until another runs it, then resumed: the zombie's
+    late writes must meet the indexes' conditional writes."""
+    return Scenario("lenses-zombie-task", _lenses(), {"events": 3}, _records(300),
+                    faults=[FaultStep(150, "wait", {"seconds": 1.0}), FaultStep(150, "pause"),
+                            FaultStep(300, "wait", {"seconds": 4.0}), FaultStep(300, "resume")])
+
+
+LENSES_OWN: dict[str, Callable[[], Scenario]] = {s().name: s for s in (
+    e2e_1000, kill_between_data_and_index, errors_on_index, errors_on_index_as_many_as_retries,
+    lost_offset_commit, zombie)}

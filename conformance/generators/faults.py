@@ -1,0 +1,337 @@
+"""Strategies for fault schedules and pacing, and which drawn faults can fire: a fault waits for
+an upload or a commit, so one that the records never reach is dropped."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from hypothesis import strategies as st
+
+from conformance.inputs.scenario import FaultStep
+from conformance.generators.testable import placed_offsets
+from conformance.generators.records import T0
+
+
+FAULT_KINDS = ("crash", "crash-mid-upload", "lost-commit", "s3-503", "s3-500", "s3-error-200", "s3-drop-response",
+               "zombie", "rebalance", "config-update")
+# How long a generated schedule waits for an S3 rule to fire before going on. The rules kept
+# (that_can_fire) have uploads to fire on, so the bound is rarely reached; on a real Kafka Connect
+# worker the first upload after a crash waits for the dead consumer's session to expire and the
+# group to rebalance (seen: over 6 s, which left a zombie's rule unfired and the run unknown).
+FIRE_WAIT_S = 30.0
+
+
+@st.composite
+def one_fault(draw: st.DrawFn, n_records: int, index: int) -> list[FaultStep]:
+    """One fault of FAULT_KINDS as the steps that stage it, placed after a drawn number of
+    records. `index` makes the names of its S3 rules unique within the schedule."""
+    kind = draw(st.sampled_from(FAULT_KINDS))
+    at = draw(st.integers(0, n_records))
+    name = f"f{index}-{kind}"
+    if kind == "crash":
+        # settled first (files committed, an open tail held) or at once (mid-poll)
+        return ([FaultStep(at, "quiet", {"seconds": 30})] if draw(st.booleans()) else []) + [FaultStep(at, "crash")]
+    if kind == "crash-mid-upload":
+        # the k-th UploadPart hangs; the sink dies while it waits; the hung request then goes
+        # on (or not) after the restart has begun
+        k = draw(st.integers(1, 3))
+        later = draw(st.integers(min(at + 1, n_records), n_records))  # records to upload come first
+        return [FaultStep(at, "s3", {"operation": "UploadPart", "action": "hang", "nth": k, "name": name}),
+                FaultStep(later, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
+                FaultStep(later, "crash"), FaultStep(later, "release", {"rule": name})]
+    if kind == "lost-commit":
+        # CompleteMultipartUpload is applied but its answer never arrives; the sink dies before
+        # it commits the offset, so the restart uploads the same file again
+        later = draw(st.integers(min(at + 1, n_records), n_records))
+        return [FaultStep(at, "s3", {"operation": "CompleteMultipartUpload", "action": "drop-response",
+                                     "nth": draw(st.integers(1, 2)), "name": name}),
+                FaultStep(later, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
+                FaultStep(later, "crash")]
+    if kind in ("s3-503", "s3-500"):
+        op = draw(st.sampled_from(["CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload"]))
+        return [FaultStep(at, "s3", {"operation": op, "action": "fail", "status": int(kind[3:]),
+                                     "nth": draw(st.integers(1, 2)), "name": name})]
+    if kind == "s3-error-200":
+        # S3 answers Complete with 200 at once and the outcome later: the error may come after
+        # the upload completed (forward) or instead of it
+        return [FaultStep(at, "s3", {"operation": "CompleteMultipartUpload", "action": "error-200", "status": 200,
+                                     "nth": draw(st.integers(1, 2)), "forward": draw(st.booleans()), "name": name})]
+    if kind == "s3-drop-response":
+        # S3 applies the request and the answer never reaches the sink (a broken connection)
+        op = draw(st.sampled_from(["UploadPart", "CompleteMultipartUpload", "CreateMultipartUpload"]))
+        return [FaultStep(at, "s3", {"operation": op, "action": "drop-response", "nth": draw(st.integers(1, 2)),
+                                     "name": name})]
+    if kind == "zombie":
+        # paused mid-complete past the poll interval, another member takes over, then the
+        # paused one wakes up and finishes what it was doing; the records that close the file it
+        # hangs in come between the rule and the pause
+        hung = draw(st.integers(min(at + 1, n_records), n_records))
+        later = draw(st.integers(hung, n_records))
+        return [FaultStep(at, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 1,
+                                     "name": name}),
+                FaultStep(hung, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
+                FaultStep(hung, "pause"), FaultStep(later, "wait", {"seconds": 1.0}),
+                FaultStep(later, "release", {"rule": name}), FaultStep(later, "resume")]
+    if kind == "rebalance":
+        return [FaultStep(at, "rebalance")]
+    # config-update: a new flush.size mid-stream (C3: boundaries move, so exactly-once is off)
+    return [FaultStep(at, "update-config", {"config": {"flush.size": str(draw(st.integers(1, 8)))}})]
+
+
+@st.composite
+def fault_schedules(draw: st.DrawFn, n_records: int, max_faults: int = 2) -> list[FaultStep]:
+    """0–`max_faults` faults (FAULT_KINDS): a crash, a crash at the k-th UploadPart, a lost
+    offset commit, 503/500 on an S3 call, a 200 carrying an error on Complete, a response
+    dropped after S3 applied the request, a zombie, a rebalance, a config update. Shrinks toward
+    fewer faults and earlier ones."""
+    steps: list[FaultStep] = []
+    for i in range(draw(st.integers(0, max_faults))):
+        steps += draw(one_fault(n_records, i))
+    return sorted(steps, key=lambda f: f.after)  # stable: a fault's own steps keep their order
+
+
+# pauses between records where the wall clock decides boundaries: a put then comes at a time no
+# boundary is aligned with (the simulation starts 250 ms past a second), and a file opens there
+PACING_S = (0.35, 0.8, 1.3, 2.15)
+
+
+def wall_clock_config(cfg: dict[str, str]) -> bool:
+    """Whether the wall clock decides a config's boundaries (scheduled rotation, the Wallclock
+    extractor of a time-based partitioner)."""
+    time_based = cfg.get("partitioner.class", "").rsplit(".", 1)[-1] in (
+        "TimeBasedPartitioner", "HourlyPartitioner", "DailyPartitioner")
+    return (int(cfg.get("rotate.schedule.interval.ms", "-1") or -1) > 0
+            or (time_based and cfg.get("timestamp.extractor", "Wallclock") == "Wallclock"))
+
+
+@st.composite
+def pacing(draw: st.DrawFn, cfg: dict[str, str], n_records: int) -> list[FaultStep]:
+    """0–3 `wait` steps between records of a wall-clock config, so its puts spread over
+    unaligned times; under scheduled rotation, one time in three, short gaps between all the
+    records (a steady stream across an interval where enough records come), and a last wait past
+    a whole interval, so a boundary commits what is open before the run ends (and an S3 rule on
+    that upload fires). None elsewhere (they would only slow a real run)."""
+    if not wall_clock_config(cfg):
+        return []
+    interval_ms = int(cfg.get("rotate.schedule.interval.ms", "-1") or -1)
+    steps = [FaultStep(draw(st.integers(1, max(1, n_records))), "wait", {"seconds": draw(st.sampled_from(PACING_S))})
+             for _ in range(draw(st.integers(0, 3)))]
+    if interval_ms > 0 and n_records > 2 and draw(st.integers(0, 2)) == 2:  # shrinks to none
+        # a steady stream across a whole interval: records keep coming in short gaps, so a put
+        # holding records meets a boundary with a file open before an empty put (one per offset
+        # flush) rotates it (11.0.1 dies there without a bare time-based partitioner: known bug
+        # confluent-scheduled-rotation-npe; a single pause mostly ends after an empty put)
+        gap = round(max(0.25, min(1.0, (interval_ms / 1000 + 0.5) / (n_records - 1))), 2)
+        steps += [FaultStep(i, "wait", {"seconds": gap}) for i in range(1, n_records)]
+    if interval_ms > 0:
+        steps.append(FaultStep(n_records, "wait", {"seconds": interval_ms / 1000 + 0.5}))
+    return steps
+
+
+S3_UPLOAD_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
+
+
+def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_starts: Sequence[int] = ()) -> list[int]:
+    """For each position i in the stream (0..n), how many multipart uploads the model says the
+    sink makes when records produced from position i on arrive (each value/keys/headers file is
+    one upload, made when the record whose processing commits it arrives); [] where the model
+    rejects the config. Where the wall clock decides boundaries (Wallclock, scheduled rotation) it counts
+    what the records close by themselves (one put: flush.size and the other record-driven
+    rules), and under scheduled rotation also one file per topic-partition that still gets a
+    record from i on (a boundary commits what is pending) where the task does not die: a lower
+    bound either way."""
+    from conformance.inputs.connector_config import sink_config
+    from conformance.inputs.wire import sink_records as to_sink_records
+    from reference_impl.config import ConfigError
+    from reference_impl.engine.model import PutSpec, expect
+
+    try:
+        placed = placed_offsets(records)
+        config = sink_config(cfg)
+        sink_recs = to_sink_records(cfg, records, placed)
+        exp = expect(config, sink_recs)
+        wallclock = exp.constraints is not None
+        if wallclock:
+            exp = expect(config, sink_recs, [PutSpec(T0, len(records))])
+    except (ConfigError, ValueError):
+        return []
+    per_file = 1 + (config.store_kafka_keys and 1) + (config.store_kafka_headers and 1)
+    index = {(r["topic"], int(r["partition"]), off): i for i, (r, off) in enumerate(zip(records, placed))}
+    reaches_writer = [r.get("value") is not None or config.behavior_on_null_values == "write" for r in records]
+
+    def trigger(o: Any) -> int:
+        """The position of the record whose processing commits `o` (R3.1: a rotation commits
+        every open file of the topic-partition at once): the last record written for a
+        flush.size rotation, else the next record that reaches the writer."""
+        if o.rotation.startswith("R3.8"):
+            return index[(o.topic, o.partition, o.committed_offset - 1)]
+        later = [i for (t, p, off), i in index.items()
+                 if (t, p) == (o.topic, o.partition) and off >= o.committed_offset and reaches_writer[i]]
+        return min(later, default=len(records))
+
+    dies = exp.task_failure
+    alive = len(records) if dies is None or dies.offset is None else next(
+        (i for i, (r, off) in enumerate(zip(records, placed))
+         if (r["topic"], int(r["partition"]), off) == (dies.topic, dies.partition, dies.offset)), len(records))
+    # the batch the task dies in (`batch_starts`: where the schedule's steps cut the stream):
+    # no later put comes to commit what it holds on a scheduled boundary
+    # the model names one failing writer (R1.4 shuffles them): the task dies in the first batch
+    # holding any writer's failing record
+    first_death = min([alive] + [first_failure(config, [(i, sr) for i, sr in enumerate(sink_recs)
+                                                        if (sr.topic, sr.partition) == tp], index, records)
+                                 for tp in {(sr.topic, sr.partition) for sr in sink_recs}] if dies is not None else [alive])
+    dying_batch = alive if dies is None else max((b for b in batch_starts if b <= first_death), default=0)
+    if dies is not None and dies.rule in ("R12.1", "R12.2"):
+        # a fatal null fails its put before any writer runs (R1.4): its batch is never written
+        alive = dying_batch
+    closed_at = []  # once per upload
+    for o in exp.objects:
+        if not o.certain:
+            continue  # a file of the put the task dies in may never be uploaded
+        closed_at += [trigger(o)] * ((1 if o.value_object else 0) + len(o.sibling_keys))
+    closed_at = [c for c in closed_at if c < alive]
+    counts = [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
+    # a boundary commits what is pending before the batch the task dies in (the put that kills
+    # it may come before any boundary of its own batch)
+    if wallclock and config.rotate_schedule_interval_ms > 0:
+        for i in range(len(records) + 1):
+            pending = {(r["topic"], r["partition"]) for r in records[i:dying_batch] if r.get("value") is not None}
+            counts[i] = max(counts[i], len(pending) * per_file)
+    return counts
+
+
+def first_failure(config: Any, tp_records: list[tuple[int, Any]], index: dict, records: list[dict[str, Any]]) -> int:
+    """The stream position of the record one topic-partition's writer dies at, alone (the model
+    on its records in one put), or past the end."""
+    from reference_impl.engine.model import PutSpec, expect
+
+    f = expect(config, [r for _, r in tp_records], [PutSpec(T0, len(tp_records))]).task_failure
+    if f is None or f.offset is None:
+        return len(records)
+    return index.get((f.topic, f.partition, f.offset), len(records))
+
+
+def dies_at(cfg: dict[str, str], records: list[dict[str, Any]]) -> int | None:
+    """The stream position of the first record that kills the task (a fatal null, a writer's
+    own failure: each writer alone, as R1.4 shuffles them), or None."""
+    from conformance.inputs.connector_config import sink_config
+    from conformance.inputs.wire import sink_records as to_sink_records
+    from reference_impl.config import ConfigError
+    from reference_impl.engine.model import PutSpec, expect
+
+    try:
+        placed = placed_offsets(records)
+        config = sink_config(cfg)
+        sink_recs = to_sink_records(cfg, records, placed)
+        dies = expect(config, sink_recs, [PutSpec(T0, len(records))]).task_failure
+    except (ConfigError, ValueError):
+        return None
+    if dies is None or dies.offset is None:
+        return None
+    index = {(r["topic"], int(r["partition"]), off): i for i, (r, off) in enumerate(zip(records, placed))}
+    return min([index.get((dies.topic, dies.partition, dies.offset), len(records))]
+               + [first_failure(config, [(i, sr) for i, sr in enumerate(sink_recs) if (sr.topic, sr.partition) == tp],
+                                index, records) for tp in {(sr.topic, sr.partition) for sr in sink_recs}])
+
+
+# steps after which the sink starts over from the committed offsets
+RESTARTS = ("crash", "restart", "restart-task", "restart-connector", "kill-worker", "rebalance", "update-config")
+POLLS = ("quiet", "wait", "wait-fired", "pause")
+
+
+def dying_restart(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> int | None:
+    """The index of the first restart whose first put reads the record that kills the task: it
+    re-reads from the committed offsets everything produced until it first polls (the next step
+    that lets it), dies before any write (R1.4), and nothing is uploaded after it."""
+    death = dies_at(cfg, records)
+    if death is None:
+        return None
+    n = len(records)
+    for j, f in enumerate(faults):
+        if f.kind in RESTARTS:
+            polled = next((min(g.after, n) for g in faults[j + 1:] if g.kind in POLLS), n)
+            if death < polled:
+                return j
+    return None
+
+
+def before_restart(faults: list[FaultStep], i: int, dead: int, n: int) -> int | None:
+    """Where the uploads the rule `faults[i]` can fire on end when the restart `faults[dead]`
+    dies at once: the records the sink read at the last step before it that lets it poll (or
+    at the rule's own wait before it), and before a hang that holds the sink at the restart (a
+    crash mid-upload's); None: no upload comes for it (armed after the restart, or nothing
+    lets the sink read between)."""
+    if i > dead:
+        return None
+    names = {str(f.params.get("name")): j for j, f in enumerate(faults) if f.kind == "s3"}
+    waited = {str(f.params.get("rule")): j for j, f in enumerate(faults) if f.kind == "wait-fired"}
+    released = {str(f.params.get("rule")): j for j, f in enumerate(faults) if f.kind == "release"}
+    # a hang that fired before the restart and is released after it parks the sink from its firing on
+    holds = [j for name, j in names.items() if faults[j].params.get("action") == "hang" and j != i
+             and waited.get(name, len(faults)) < dead < released.get(name, len(faults))]
+    if any(j < i for j in holds):
+        return None
+    bound = min([dead] + holds)
+    own = waited.get(str(faults[i].params.get("name")))
+    if own is not None and own < bound:
+        return min(faults[own].after, n)
+    polls = [min(f.after, n) for f in faults[i + 1:bound] if f.kind in POLLS]
+    return polls[-1] if polls else None
+
+
+def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> list[FaultStep]:
+    """The schedule without S3 rules that cannot fire: a rule on an upload request armed after
+    `after` records waits for its `nth` matching request, and the model says how many uploads
+    come after that point (and before the step that waits for the rule, if one does). Such a
+    rule is made to wait for the last of them, or, where none comes, dropped with the steps that
+    wait for or release it (a crash it staged stays). A schedule whose rule never fires would end
+    `unknown` for a reason of the generator's making."""
+    # where the sink has read what came before: only a step that lets it poll (a fault that
+    # restarts it at once may come before it read anything, its successor reads it all again)
+    cuts = sorted({min(f.after, len(records)) for f in faults if f.kind in POLLS})
+    counts = uploads_after(cfg, records, cuts)
+    updated = {**cfg, **{str(k): str(v) for f in faults if f.kind == "update-config"
+                         for k, v in dict(f.params.get("config", {})).items()}}
+    if counts and updated != cfg:
+        # the records before an update may be read only after it (no poll came between), and
+        # are then written under the new config: count what both configs upload
+        after_update = uploads_after(updated, records, cuts)
+        counts = [min(a, b) for a, b in zip(counts, after_update)] if after_update else counts
+    if not counts:
+        return faults
+    n = len(records)
+    # a rule a step waits for must fire on uploads of records produced before that wait
+    waits = {str(f.params.get("rule")): min(f.after, n) for f in faults if f.kind == "wait-fired"}
+    dropped: set[str] = set()
+    # a hang parks the sink: a second hang armed before the first is released waits for
+    # requests that never come while it is parked
+    releases = {str(f.params.get("rule")): i for i, f in enumerate(faults) if f.kind == "release"}
+    hung_until = -1
+    # after a restart that dies at once only the uploads before it come (before_restart)
+    dead = dying_restart(cfg, records, faults)
+    out = []
+    for i, f in enumerate(faults):
+        until = waits.get(str(f.params.get("name")))
+        if dead is not None and f.kind == "s3" and f.params.get("operation") in S3_UPLOAD_OPERATIONS:
+            until = before_restart(faults, i, dead, n)
+            if until is None:
+                dropped.add(str(f.params.get("name")))
+                continue
+        if f.kind == "s3" and f.params.get("action") == "hang":
+            if i < hung_until:
+                dropped.add(str(f.params.get("name")))
+                continue
+            hung_until = releases.get(str(f.params.get("name")), len(faults))
+        if f.kind == "s3" and f.params.get("operation") in S3_UPLOAD_OPERATIONS:
+            name = str(f.params.get("name"))
+            available = counts[min(f.after, n)] - (counts[until] if until is not None else 0)
+            if available == 0:
+                dropped.add(str(f.params.get("name")))
+                continue
+            if int(f.params.get("nth", 1)) > available:
+                f = FaultStep(f.after, f.kind, {**f.params, "nth": available})
+        elif f.kind in ("wait-fired", "release") and str(f.params.get("rule")) in dropped:
+            continue
+        out.append(f)
+    if any(n.endswith("-zombie") for n in dropped):  # a zombie without its hung Complete is no zombie
+        out = [f for f in out if f.kind not in ("pause", "resume")]
+    return out

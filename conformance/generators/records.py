@@ -1,0 +1,199 @@
+"""Strategies for records: streams for the model's own inputs, and a scenario's records with
+timestamps near a zone's edges, partition fields and values of the converter's kinds."""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.generators import values
+from conformance.inputs.scenario import converter_kind, seq_value
+from conformance.generators.testable import first_written
+from conformance.inputs.wire import with_worker_converters
+from conformance.generators.configs import JSON_FORMAT, PARTITION_FIELDS, value_kinds
+
+
+T0 = 1714557600000  # 2024-05-01T10:00:00Z, an hour edge
+
+VALUE_SCHEMA = {
+    "type": "struct", "optional": False, "name": "order",
+    "fields": [
+        {"field": "region", "type": "string", "optional": True},
+        {"field": "n", "type": "int32", "optional": False},
+        {"field": "ts", "type": "int64", "optional": False},
+    ],
+}
+
+
+@st.composite
+def record_streams(draw: st.DrawFn, max_records: int = 24) -> list[dict[str, Any]]:
+    """RECORDS.jsonl objects over 1–3 topic-partitions: late and out-of-order timestamps, hour
+    edges, idle gaps, nulls, keys, Struct values."""
+    tps = draw(st.lists(st.tuples(st.sampled_from(["t", "u"]), st.integers(0, 2)), min_size=1, max_size=3, unique=True))
+    n = draw(st.integers(0, max_records))
+    next_offset = {tp: draw(st.integers(0, 5)) for tp in tps}
+    clock = T0 - draw(st.sampled_from([0, 500, 3_000]))
+    out = []
+    for _ in range(n):
+        tp = draw(st.sampled_from(tps))
+        step = draw(st.sampled_from([0, 100, 1000, 2500, 60_000, 3_600_000]))
+        clock += step
+        ts = clock - draw(st.sampled_from([0, 0, 0, 1500, 3_600_000]))  # late records
+        value: Any
+        kind = draw(st.integers(0, 11))
+        if kind == 0:
+            value = None
+        elif kind == 1:
+            value = f"text-{len(out)}"  # a string (StringConverter-like)
+        elif kind == 2:
+            value = {"schema": {"type": "bytes", "optional": True}, "payload": "AAEC"}  # bytes
+        elif kind == 3:
+            value = {"n": len(out), "region": "eu"}  # schemaless JSON
+        else:
+            value = {"schema": VALUE_SCHEMA,
+                     "payload": {"region": draw(st.sampled_from(["eu", "us", None])), "n": len(out), "ts": ts}}
+        out.append({"topic": tp[0], "partition": tp[1], "offset": next_offset[tp], "timestamp": ts,
+                    "key": f"k{len(out)}", "value": value, "headers": [["h", "1"]]})
+        next_offset[tp] += 1
+    return out
+
+
+@st.composite
+def put_schedules(draw: st.DrawFn, n_records: int) -> list[dict[str, int]]:
+    """put() calls carrying all records in order, with empty puts and idle gaps."""
+    at = T0 + draw(st.integers(0, 10_000))
+    puts, left = [], n_records
+    while left > 0 or not puts:
+        count = min(left, draw(st.integers(0, 5)))
+        puts.append({"at": at, "count": count})
+        left -= count
+        at += draw(st.sampled_from([10, 1000, 5000, 61_000, 600_000]))
+    for _ in range(draw(st.integers(0, 2))):
+        puts.append({"at": at, "count": 0})
+        at += draw(st.sampled_from([1000, 600_000]))
+    return puts
+
+
+@functools.lru_cache(maxsize=None)
+def zone_anchors(zone: str) -> tuple[int, ...]:
+    """Instants worth putting records around for a config in `zone`: an hour edge in UTC, the
+    zone's local midnight, and the zone's offset changes of 2024 (DST, to the minute)."""
+    import datetime as dt
+    import zoneinfo
+
+    tz = dt.timezone.utc if zone.upper() == "UTC" else zoneinfo.ZoneInfo(zone)
+    out = [T0, int(dt.datetime(2024, 5, 1, tzinfo=tz).timestamp() * 1000)]
+    t = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    before = t.astimezone(tz).utcoffset()
+    for _ in range(366 * 24):
+        nxt = t + dt.timedelta(hours=1)
+        if nxt.astimezone(tz).utcoffset() != before:
+            while t.astimezone(tz).utcoffset() == before:
+                t += dt.timedelta(minutes=1)
+            out.append(int(t.timestamp() * 1000))
+            before = t.astimezone(tz).utcoffset()
+        t = nxt
+    return tuple(out)
+
+
+# instants around 1970-01-01T00:00Z: the epoch, half an hour before it, mid-1969, and 05:00Z (local
+# midnight in New York, whose local epoch milliseconds are negative before it)
+EPOCH_ANCHORS = (0, -1_800_000, -17_280_000_000 + 5_400_000, 18_000_000 - 1_500)
+
+
+def with_partition_fields(schema: dict[str, Any], cfg: dict[str, str]) -> dict[str, Any]:
+    """The value schema with the fields FieldPartitioner reads (PARTITION_FIELDS) it lacks."""
+    if not cfg.get("partitioner.class", "").endswith("FieldPartitioner"):
+        return schema
+    have = {f["field"] for f in schema["fields"]}
+    more = [{"field": n, **PARTITION_FIELDS[n]} for n in (x.strip() for x in cfg.get("partition.field.name", "").split(","))
+            if n in PARTITION_FIELDS and n not in have]
+    return {**schema, "fields": schema["fields"] + more} if more else schema
+
+
+# the regions FieldPartitioner encodes: plain, null (`region=null`) and one with a '/' inside
+# (values are not escaped: it makes a directory level of its own, R6.2)
+REGIONS = ("eu", "us", "eu", "us", None, "eu/west")
+
+
+@st.composite
+def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, schema: dict[str, Any],
+                 one_shape: bool = False, zone: str = "UTC") -> Any:
+    """A value of `kind` (conformance.inputs.scenario.seq_value) carrying `seq`, in the notation of the
+    value converter: Structs of `schema`, schemaless maps with nested extras, text, bytes.
+    `one_shape`: schemaless maps keep the fields and types of `schema` from record to record,
+    as the topic a table sink reads does (a field that turns from a map into text stops it).
+    A `ts` string is in one of RecordField's forms, offset-less ones as wall times of `zone`."""
+    region = draw(st.sampled_from(REGIONS))
+    if kind == "struct":
+        return {"schema": schema, "payload": draw(values.struct_payload(schema, seq, region, ts, zone))}
+    if kind == "map" and one_shape:
+        # a map with other than string keys has no schemaless shape of its own: JsonConverter
+        # writes it as [key, value] pairs, arrays of mixed types that no table column holds
+        pairs = {f["field"] for f in schema["fields"] if f["type"] == "map" and f["keys"]["type"] != "string"}
+        payload = draw(values.struct_payload(schema, seq, region, ts))
+        return {k: v for k, v in payload.items() if k not in pairs}
+    if kind == "map":
+        extras = draw(values.schemaless_extras())
+        ts_value: Any = draw(values.ts_texts(ts, zone)) if draw(st.integers(0, 2)) == 0 else ts
+        return {"seq": seq, "region": region, "ts": ts_value, **extras}
+    if kind == "string" and draw(st.booleans()):
+        text = f"seq={seq} {draw(st.sampled_from(values.TEXTS))}"
+        return {"schema": {"type": "string", "optional": False}, "payload": text} if converter == "json-schemas" else text
+    return seq_value(seq, kind, {"region": region, "ts": ts}, None, converter)
+
+
+@st.composite
+def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
+                 cfg: dict[str, str] | None = None, kinds: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """Records with a `seq` in every value (how checkers find them in S3), of the kinds the
+    config can write (value_kinds), across Connect's types (conformance.generators.values): timestamps
+    late and out of order, around hour edges, local midnight and DST changes of the config's
+    zone, with idle gaps; keys null, text, maps or Structs; headers none, one or several (text,
+    bytes, null); null values in some streams (rarely where nulls kill the task). One stream in
+    three lives around 1970 (value times before it too); half step finely across rotate.interval.ms."""
+    cfg = with_worker_converters(cfg or {})
+    table = kinds is not None  # a table sink's value kinds (value_kinds_for): its maps keep one shape
+    kinds = value_kinds(cfg, kinds)
+    if not kinds:
+        raise ValueError(f"value.converter={converter_kind(cfg)} gives no value this config can write "
+                         f"({cfg.get('format.class', JSON_FORMAT).rsplit('.', 1)[-1]}, "
+                         f"{cfg.get('partitioner.class', 'DefaultPartitioner').rsplit('.', 1)[-1]})")
+    converter, key_kind = converter_kind(cfg), converter_kind(cfg, "key")
+    keys_stored = cfg.get("store.kafka.keys", "false").lower() == "true"
+    headers_stored = cfg.get("store.kafka.headers", "false").lower() == "true"
+    zone = cfg.get("timezone", "UTC") or "UTC"
+    record_field = cfg.get("timestamp.extractor") == "RecordField"
+    # RecordField reads the ts field: there its text forms come in one schema in two
+    schema = with_partition_fields(draw(values.value_schemas(("string", "int64", "timestamp", "string") if record_field else
+                                                             ("int64", "timestamp", "string"))), cfg)
+    n = draw(st.integers(1, max_records))
+    tps = [(t, p) for t, k in topics.items() for p in range(k)]
+    # one stream in three lives around 1970: Java's division truncates toward zero there (R6.3)
+    epoch = draw(st.integers(0, 2)) == 0
+    anchor = draw(st.sampled_from(EPOCH_ANCHORS if epoch else zone_anchors(zone)))
+    clock = anchor - draw(st.sampled_from([0, 1500, 60_000, 3_600_000]))
+    # fine steps cross rotate.interval.ms (1 s, 3 s) between the records of one bucket, so a
+    # window's base record time, and what resets it (R3.1 step 4), decides the files
+    steps = (0, 100, 1000, 2500, 60_000, 3_600_000) if draw(st.booleans()) else (0, 400, 700, 1100, 1300, 2600)
+    fatal_nulls = cfg.get("behavior.on.null.values", "fail").lower() == "fail"
+    with_nulls = draw(st.integers(0, 3)) == 0 if fatal_nulls else draw(st.booleans())
+    # where stored keys must not be null (R11.4), a null key comes in one stream in five
+    null_keys = not keys_stored or draw(st.integers(0, 4)) == 0
+    out = []
+    for seq in range(n):
+        t, p = draw(st.sampled_from(tps))
+        clock += draw(st.sampled_from(steps))
+        ts = clock - draw(st.sampled_from([0, 0, 0, 1500, 3_600_000]))
+        # a stream of tombstones only writes nothing a checker could compare: its last record has a value
+        if with_nulls and draw(st.integers(0, 7)) == 0 and (seq < n - 1 or any(r["value"] is not None for r in out)):
+            value = None
+        else:
+            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, schema, table, zone))
+        # a Kafka record timestamp is never negative (a value's time field can be): one before
+        # 1970 keeps its time of day on 1970-01-01; and never 0, which librdkafka sends as "now"
+        out.append({"topic": t, "partition": p, "timestamp": max(1, ts % 86_400_000 if ts < 0 else ts),
+                    "key": draw(values.record_keys(key_kind, seq, null_keys)), "value": value,
+                    "headers": draw(values.header_lists(seq, headers_stored))})
+    return first_written(out, keys_stored, headers_stored, fatal_nulls, key_kind)

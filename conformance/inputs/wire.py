@@ -1,0 +1,226 @@
+"""A scenario's records on the wire: the bytes a producer writes for each key and value, as the
+scenario's converters read them.
+
+A scenario states its converters in its connector config (`key.converter`, `value.converter`
+and their settings, as a user POSTs them), and writes each record's key and value in the
+notation of its converter:
+
+| converter | a key or value in the scenario | the bytes produced |
+|---|---|---|
+| JsonConverter (`schemas.enable=true`, its default) | the envelope `{"schema": …, "payload": …}` | the JSON text |
+| JsonConverter (`schemas.enable=false`) | any JSON value | the JSON text |
+| StringConverter | a string | its UTF-8 |
+| ByteArrayConverter | the bytes in base64 | the bytes |
+
+`null` is a null key or value (a tombstone) for every converter. A scenario only produces what
+its converters accept (`check_realizable`): a real deployment could have produced it. The model
+reads the same bytes through the same converter (reference_impl.converters), so it sees what
+the sink's put() sees.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any, Mapping, Sequence
+
+from adapters.processes.connect_worker import WORKER_CONVERTERS
+from adapters.observation import RecordToProduce
+from reference_impl.connect_data import SinkRecord
+from reference_impl.converters import (BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER, Converter,
+                                       ConverterError, UnknownConverter, converter_for)
+
+
+
+# how a scenario for a sink that is no Kafka Connect connector (Spark Structured Streaming reads
+# the Kafka values as they are) writes its records: JSON text
+JSON_TEXT = {
+    "key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "false",
+    "value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "false",
+}
+
+
+class NotRealizable(ValueError):
+    """A scenario whose records its own converters would refuse: no real deployment produces it."""
+
+
+def with_worker_converters(config: Mapping[str, str], worker: Mapping[str, str] = WORKER_CONVERTERS) -> dict[str, str]:
+    """`config` with the worker's converters filled in where it names none (a user's connector
+    JSON usually leaves them to the worker): the scenario then says what the sink receives."""
+    out = dict(config)
+    for which in ("key", "value"):
+        if not str(out.get(f"{which}.converter", "")).strip():
+            out.update({k: v for k, v in worker.items() if k.startswith(which + ".")})
+    return out
+
+
+def converters(config: Mapping[str, str], worker: Mapping[str, str] = WORKER_CONVERTERS) -> tuple[Converter, Converter]:
+    """(key, value) converters of a scenario's config, the worker's where it names none;
+    NotRealizable for a converter the model does not know."""
+    full = with_worker_converters(config, worker)
+    try:
+        return converter_for(full, "key"), converter_for(full, "value")
+    except UnknownConverter as e:
+        raise NotRealizable(str(e)) from None
+
+
+def to_bytes(item: Any, conv: Converter, where: str = "value") -> bytes | None:
+    """One key or value in the scenario's notation → the bytes produced."""
+    if item is None:
+        return None
+    if conv.short == "JsonConverter":
+        return json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if not isinstance(item, str):
+        raise NotRealizable(f"{where}: with {conv.short} a scenario gives a "
+                            f"{'string' if conv.short == 'StringConverter' else 'base64 string of the bytes'}, "
+                            f"not {type(item).__name__} {json.dumps(item)[:60]}")
+    if conv.short == "StringConverter":
+        return item.encode("utf-8")
+    try:
+        return base64.b64decode(item, validate=True)
+    except (binascii.Error, ValueError):
+        raise NotRealizable(f"{where}: with ByteArrayConverter a scenario gives the bytes in base64; "
+                            f"{item[:40]!r} is not base64") from None
+
+
+def from_bytes(data: bytes | None, conv: Converter) -> Any:
+    """The inverse of `to_bytes`: the scenario's notation for bytes read with `conv`."""
+    if data is None:
+        return None
+    if conv.short == "JsonConverter":
+        return json.loads(data)
+    if conv.short == "StringConverter":
+        return data.decode("utf-8")
+    return base64.b64encode(data).decode("ascii")
+
+
+def reexpress(records: Sequence[Mapping[str, Any]], old: Mapping[str, str], new: Mapping[str, str],
+              worker: Mapping[str, str] = WORKER_CONVERTERS) -> list[dict[str, Any]]:
+    """The same records for a config with other converters (a named scenario run under a user's
+    connector config): each key and value read by its old converter and written the way the new
+    one reads it, as that converter's `fromConnectData` would have written it. Text and bytes
+    that are not text or bytes already carry the JSON of the value, so its seq stays findable."""
+    old_k, old_v = converters(old, worker)
+    new_k, new_v = converters(new, worker)
+    if (old_k, old_v) == (new_k, new_v):
+        return [dict(r) for r in records]
+    out = []
+    for r in records:
+        r = dict(r)
+        for what, was, now in (("key", old_k, new_k), ("value", old_v, new_v)):
+            if was != now and r.get(what) is not None:
+                r[what] = _written_as(was.to_connect(to_bytes(r[what], was, what)), now)
+        out.append(r)
+    return out
+
+
+def _written_as(cv: Any, conv: Converter) -> Any:
+    from reference_impl.connect_data import schema_to_json
+    from reference_impl.formats.json_format import to_json_value
+
+    if conv.short == "StringConverter":
+        return cv.value if isinstance(cv.value, str) else json.dumps(_plain(to_json_value(cv.value, cv.schema)))
+    if conv.short == "ByteArrayConverter":
+        raw = cv.value if isinstance(cv.value, bytes) else json.dumps(_plain(to_json_value(cv.value, cv.schema))).encode()
+        return base64.b64encode(raw).decode("ascii")
+    payload = _plain(to_json_value(cv.value, cv.schema))
+    if not conv.schemas_enabled:
+        return payload
+    return {"schema": None if cv.schema is None else schema_to_json(cv.schema), "payload": payload}
+
+
+def _plain(v: Any) -> Any:
+    """JSON-serialisable: Decimals as numbers."""
+    import decimal
+
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, decimal.Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    return v
+
+
+def header_value_bytes(value: Any) -> bytes | None:
+    """A header value in a scenario: null, text (its UTF-8), or `{"base64": …}` for bytes."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        try:
+            return base64.b64decode(str(value["base64"]), validate=True)
+        except (KeyError, binascii.Error, ValueError):
+            raise NotRealizable(f"a header value {json.dumps(value)[:60]} is text, null or {{\"base64\": …}}") from None
+    return str(value).encode("utf-8")
+
+
+def header_text(value: Any) -> str | None:
+    """What the sink holds for a header value: SimpleHeaderConverter reads the bytes as UTF-8
+    text (and scenarios carry only text it gives back as it is)."""
+    raw = header_value_bytes(value)
+    return None if raw is None else raw.decode("utf-8", "replace")
+
+
+def _header_bytes(headers: Any) -> tuple[tuple[str, bytes | None], ...]:
+    return tuple((h[0], header_value_bytes(h[1])) for h in headers or [])
+
+
+def record_to_produce(r: Mapping[str, Any], key_conv: Converter, value_conv: Converter) -> RecordToProduce:
+    """A scenario record → the Kafka record a producer writes."""
+    return RecordToProduce(r["topic"], int(r["partition"]), r.get("timestamp"),
+                           to_bytes(r.get("key"), key_conv, "key"), to_bytes(r.get("value"), value_conv),
+                           _header_bytes(r.get("headers")))
+
+
+def records_to_produce(config: Mapping[str, str], records: Sequence[Mapping[str, Any]],
+                       worker: Mapping[str, str] = WORKER_CONVERTERS) -> list[RecordToProduce]:
+    key_conv, value_conv = converters(config, worker)
+    return [record_to_produce(r, key_conv, value_conv) for r in records]
+
+
+def sink_record(r: Mapping[str, Any], offset: int, key_conv: Converter, value_conv: Converter,
+                read_with: tuple[Converter, Converter] | None = None) -> SinkRecord:
+    """What the sink's put() receives for scenario record `r` at `offset`: its bytes through the
+    converters (ConverterError where a converter refuses them), or through `read_with` where the
+    connector was given other converters than those the scenario writes its records for.
+    Headers are their text (SimpleHeaderConverter parses and the sink stringifies them again; for
+    the header values scenarios carry, text that round-trips)."""
+    p = record_to_produce(r, key_conv, value_conv)
+    read_key, read_value = read_with or (key_conv, value_conv)
+    key, value = read_key.to_connect(p.key), read_value.to_connect(p.value)
+    headers = r.get("headers")
+    return SinkRecord(
+        topic=p.topic, partition=p.partition, offset=offset, timestamp=p.timestamp,
+        key=key.value, key_schema=key.schema, value=value.value, value_schema=value.schema,
+        headers=None if headers is None else tuple((h[0], header_text(h[1])) for h in headers))
+
+
+def sink_records(config: Mapping[str, str], records: Sequence[Mapping[str, Any]], offsets: Sequence[int],
+                 worker: Mapping[str, str] = WORKER_CONVERTERS,
+                 read_config: Mapping[str, str] | None = None) -> list[SinkRecord]:
+    """Each scenario record at its offset, as the sink receives it (the model's input): produced
+    as `config`'s converters write it, read by `read_config`'s (default: the same)."""
+    key_conv, value_conv = converters(config, worker)
+    read_with = None if read_config is None else converters(read_config, worker)
+    return [sink_record(r, off, key_conv, value_conv, read_with) for r, off in zip(records, offsets)]
+
+
+def check_realizable(config: Mapping[str, str], records: Sequence[Mapping[str, Any]],
+                     worker: Mapping[str, str] = WORKER_CONVERTERS) -> None:
+    """NotRealizable naming the first record whose key or value its converter refuses."""
+    key_conv, value_conv = converters(config, worker)
+    for i, r in enumerate(records):
+        for what, conv in (("key", key_conv), ("value", value_conv)):
+            try:
+                conv.to_connect(to_bytes(r.get(what), conv, what))
+            except NotRealizable as e:
+                raise NotRealizable(f"record #{i} ({r.get('topic')}-{r.get('partition')}): {e}") from None
+            except ConverterError as e:
+                named = "" if config.get(f"{what}.converter") else " (the worker's; the config names none)"
+                raise NotRealizable(f"record #{i} ({r.get('topic')}-{r.get('partition')}): its {what} is refused by "
+                                    f"{what}.converter={conv.describe()}{named}: {e}") from None
+
+
+__all__ = ["BYTEARRAY_CONVERTER", "JSON_CONVERTER", "JSON_TEXT", "NotRealizable", "STRING_CONVERTER", "WORKER_CONVERTERS",
+           "check_realizable", "converters", "from_bytes", "reexpress", "record_to_produce", "records_to_produce",
+           "sink_record", "sink_records", "to_bytes", "with_worker_converters"]

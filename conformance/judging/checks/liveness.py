@@ -1,0 +1,64 @@
+"""The liveness checker: the sink ended running (or died where the model's task dies too), and
+a table sink committed each record within its commit interval and timeout. Registered in
+the checkers' registry (conformance.judging.checks.base), last."""
+from __future__ import annotations
+
+from conformance.judging.checks.base import RunData, _verdict, check
+from conformance.judging.verdicts import PASS, Verdict, Witness
+
+
+def _causes(trace: str, limit: int = 220) -> str:
+    """A Java stack trace as its chain of exceptions (the first line, then each `Caused by:`):
+    the root cause sits at the bottom, far past the frames of the wrapper that reported it."""
+    lines = trace.strip().splitlines()
+    chain = lines[:1] + [ln.strip()[len("Caused by: "):] for ln in lines[1:] if ln.strip().startswith("Caused by: ")]
+    return " ← caused by: ".join(c[:limit] for c in chain)
+
+
+@check("liveness", "P-LIVENESS")
+def liveness(d: RunData) -> Verdict:
+    st = d.observation.statuses
+    failed = bool(st) and ("FAILED" in st[-1].task_states or st[-1].connector_state == "FAILED")
+    exp = d.expectation
+    if exp is not None and exp.task_failure is not None:
+        # the connector's own task dies on this input: ending FAILED is the specified outcome
+        return Verdict("liveness", PASS, False, message=f"the model's task dies too ({exp.task_failure.rule} at "
+                                                        f"offset {exp.task_failure.offset})")
+    w = [Witness("task-failed", explanation=f"the sink ended FAILED: {_causes(st[-1].trace or '')}")] if failed else []
+    if d.claim.naming == "iceberg":
+        late, latency = _late_table_commits(d)
+        w += late
+        return _verdict("liveness", w, f"the sink ended running; each record reached a table commit within "
+                                       f"{latency:.1f} s of being produced", "the sink ended failed or committed late",
+                        max_commit_latency_s=round(latency, 1))
+    return _verdict("liveness", w, "the sink ended running", "the sink ended failed")
+
+
+def _late_table_commits(d: RunData) -> tuple[list[Witness], float]:
+    """A table sink's commit latency: for each record in the final snapshot, from its produce to
+    the first table sample holding it. Late: beyond the commit interval plus the claim's bound."""
+    from adapters.connect.profiles import iceberg_commit_timing_s
+    from conformance.judging.claims import ICEBERG_COMMIT_BOUND_S
+    from conformance.inputs.targets import translation_for
+
+    sent = translation_for(d.target, dict(d.scenario.connector))
+    interval_s, timeout_s = iceberg_commit_timing_s(sent.config if sent else {})
+    bound = interval_s + timeout_s + ICEBERG_COMMIT_BOUND_S
+    produced_at = {(p.topic, p.partition, p.offset): p.at_ms for p in d.observation.produced}
+    first_seen: dict[tuple[str, int, int], int] = {}
+    for sample in sorted(d.observation.bucket_samples, key=lambda b: b.at_ms):
+        for obj in d.value_objects(sample):
+            for tp, o in d.offsets_of(obj) or []:
+                first_seen.setdefault((tp[0], tp[1], o), sample.at_ms)
+    w, worst = [], 0.0
+    for k, seen in sorted(first_seen.items()):
+        at = produced_at.get(k)
+        if at is None:
+            continue
+        latency = (seen - at) / 1000
+        worst = max(worst, latency)
+        if latency > bound:
+            w.append(Witness("late-commit", (f"{k[0]}-{k[1]}@{k[2]}",), expected=f"<= {bound:.0f} s", observed=f"{latency:.1f} s",
+                             explanation=f"first in the table {latency:.1f} s after it was produced (commit interval "
+                                         f"{interval_s:.0f} s + timeout {timeout_s:.0f} s + {ICEBERG_COMMIT_BOUND_S:.0f} s)"))
+    return w, worst

@@ -1,0 +1,2 @@
+"""Playing scenarios: the runner of one scenario on one target, the session of a run or a gate
+(named, saved and generated scenarios), the model as a target, and a user's config checked."""

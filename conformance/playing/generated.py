@@ -1,0 +1,212 @@
+"""Generated scenarios: drawn by Hypothesis in fixed batches (the same list for a seed, so a
+gate plays the same input on both sides), run through a session, shrunk on a claimed failure and
+replayed before the shrunk one is shown as the reproducer."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any
+
+from conformance.playing.session import Session, prepare, redacted_scenario, selected, slug
+
+
+def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records: int, with_faults: bool = True,
+                        kinds: tuple[str, ...] = ()) -> list[Any]:
+    """A deterministic list of generated scenarios for a seed (used by the gate: same input
+    on both sides), drawn in the batches `sinkcheck run` draws them in, with the formats and
+    value kinds every one of the target `kinds` is given by `run` (a table sink: values that
+    make rows)."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as hseed
+
+    from conformance.generators.configs import SINK_FORMATS, formats_for, value_kinds_for
+    from conformance.generators.strategies import scenarios
+
+    # what every side can take: its formats if they share them, the values each side's kind allows
+    shared = {formats_for(k) for k in kinds}
+    formats = shared.pop() if len(shared) == 1 else SINK_FORMATS
+    drawn = [value_kinds_for(k) for k in kinds if value_kinds_for(k) is not None]
+    values = tuple(v for v in drawn[0] if all(v in d for d in drawn)) if drawn else None
+    out: list[Any] = []
+    seen: set[str] = set()
+
+    def collect(sc: Any) -> None:
+        if len(out) < n and sc.dumps() not in seen:
+            seen.add(sc.dumps())
+            out.append(sc)
+
+    for batch_seed, size in generation_batches(n, seed, derandomize):
+        hseed(batch_seed)(settings(database=None, max_examples=size, derandomize=False, deadline=None,
+                                   phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+                                   verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records, with_faults=with_faults,
+                                                                             formats=formats, kinds=values))(collect)))()
+    return [dataclasses.replace(sc, name=f"generated-{i:03d}", seed=seed) for i, sc in enumerate(out)]
+
+
+# generated scenarios come in batches of this many, each from a seed of its own: Hypothesis
+# draws each next example near the ones before it, so one long run repeats configs (80
+# examples held 23 configs; eight batches of ten, 70)
+GENERATION_BATCH = 10
+
+
+def generation_batches(n: int, seed: int | None, derandomize: bool) -> list[tuple[int, int]]:
+    """(Hypothesis seed, examples) of each batch: fixed seeds under a derandomized profile,
+    else seeds from the run's seed (printed in every summary)."""
+    base = 0 if derandomize or seed is None else seed * 10_007
+    return [(base + b, min(GENERATION_BATCH, n - b * GENERATION_BATCH))
+            for b in range((n + GENERATION_BATCH - 1) // GENERATION_BATCH)]
+
+
+class _ClaimedFailure(Exception):
+    def __init__(self, result: Any) -> None:
+        super().__init__(f"{result.scenario.name}: claimed property failed")
+        self.result = result
+
+
+def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomize: bool, max_records: int,
+                  connector: dict[str, str] | None, version: str | None, with_faults: bool = True) -> None:
+    """Generated scenarios through Hypothesis `@given`, so a failing one is shrunk; the
+    budget bounds generation and shrinking alike."""
+    from hypothesis import HealthCheck, Verbosity, given, settings
+    from hypothesis import seed as hseed
+    from hypothesis.errors import HypothesisException
+
+    from conformance.generators.configs import formats_for, value_kinds_for
+    from conformance.generators.strategies import scenarios
+    from conformance.inputs.targets import target_kind
+    from conformance.judging.verdicts import failure_signatures
+
+    if n <= 0:
+        return
+    gen_dir = sess.out / "runs" / slug(spec)
+    attempts: dict[str, Any] = {"n": 0, "errored": False, "first_fail": None, "signature": None, "other": 0}
+    runs: list[Any] = []
+    best: list[Any] = []  # the latest (smallest) failing result seen while shrinking
+    seen: set[str] = set()
+    strategy = scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),  # the model applies none
+                         formats=formats_for(target_kind(spec)), connector=connector,
+                         kinds=value_kinds_for(target_kind(spec)))
+
+    def body(sc: Any) -> None:
+        if attempts["errored"] or sess.over_budget():
+            if sess.over_budget() and attempts["first_fail"] is None:
+                sess.skipped_budget += 1
+            return
+        sc = prepare(sc, connector=connector, version=version, seed=seed)
+        if not selected(sc, spec, sess.props):
+            return
+        shrinking = attempts["first_fail"] is not None
+        if not shrinking:  # every batch starts with the plainest scenario: run it once
+            if sc.dumps() in seen:
+                return
+            seen.add(sc.dumps())
+        k = attempts["n"]
+        attempts["n"] += 1
+        sc = dataclasses.replace(sc, name=f"generated-{k:03d}" + ("-shrink" if shrinking else ""))
+        n_err = len(sess.errors)
+        result = sess.run_one(sc, spec, "generated", gen_dir / f"gen-{k:03d}", record=False)
+        if result is None:
+            if len(sess.errors) > n_err:
+                attempts["errored"] = True  # no shrinking of internal errors
+            return
+        runs.append(result)
+        signatures = failure_signatures(result.all_verdicts())
+        if not signatures:
+            return
+        if attempts["signature"] is None:
+            attempts["first_fail"] = len(runs) - 1
+            attempts["signature"] = signatures[0]
+        elif attempts["signature"] not in signatures:
+            attempts["other"] += 1  # a smaller scenario failing otherwise is another failure: not this one
+            return
+        best[:] = [result]
+        raise _ClaimedFailure(result)
+
+    final = None
+    for batch_seed, size in generation_batches(n, seed, derandomize):
+        test = hseed(batch_seed)(
+            settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
+                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
+                given(strategy)(body)))
+        try:
+            test()
+        except _ClaimedFailure as e:
+            final = e.result
+        except HypothesisException:
+            final = best[0] if best else None  # e.g. Flaky: the budget ran out while re-checking the shrunk example
+        except KeyboardInterrupt:  # stopped by a signal: the runs before any failure are kept, shrinking is not
+            for r in (runs if attempts["first_fail"] is None else runs[:attempts["first_fail"]]):
+                sess.record(r, "generated")
+            raise
+        except BaseException as e:  # a failure inside hypothesis carrying our failure in a group
+            inner = getattr(e, "exceptions", None)
+            found = [x for x in inner or [] if isinstance(x, _ClaimedFailure)]
+            if not found and not best:
+                raise
+            final = found[0].result if found else best[0]
+        if final is not None or attempts["errored"] or sess.over_budget():
+            break
+    first = attempts["first_fail"]
+    keep = runs if first is None else runs[:first]
+    for r in keep:
+        sess.record(r, "generated")
+    if final is not None:
+        original = runs[first] if first is not None else final
+        chosen = confirmed_failure(sess, spec, original, final, attempts["signature"] or failure_signatures(
+            final.all_verdicts())[0], gen_dir)
+        if chosen is not original:
+            shrunk = dataclasses.replace(chosen.scenario, name=original.scenario.name + "-shrunk",
+                                         notes=f"shrunk by Hypothesis from {len(original.scenario.records)} records and "
+                                               f"{len(original.scenario.faults)} faults")
+            chosen.scenario = shrunk
+            dataclasses.replace(redacted_scenario(shrunk, sess.redactor), played_on={"target": spec}).save(
+                chosen.run_dir / "scenario.json")
+        if attempts["other"]:
+            sess.notes.append(f"{spec}: while shrinking {original.scenario.name} ({' / '.join(attempts['signature'] or ())}), "
+                              f"{attempts['other']} smaller scenarios failed otherwise; they were not taken as its reproducer")
+        sess.record(chosen, "generated")
+    kept = {str(r.run_dir) for r in sess.results}
+    for r in runs:  # shrink attempts that are not reported
+        if str(r.run_dir) not in kept:
+            shutil.rmtree(r.run_dir, ignore_errors=True)
+
+
+# how many times a failure found by generation is replayed before it is shown as the reproducer
+REPLAYS = 2
+
+
+def confirmed_failure(sess: Session, spec: str, original: Any, shrunk: Any, signature: tuple[str, str],
+                      gen_dir: Path, replays: int = REPLAYS) -> Any:
+    """The failing run to show: the shrunk one when its scenario fails the same way (property
+    and anomaly) on every replay, else the first one found. A failure that does not come back on
+    every replay is marked flaky with how often it did (`result.flaky`): it is never the
+    reproducer without saying so."""
+    from conformance.judging.verdicts import fails_as
+
+    def reproduced(result: Any, tag: str) -> int:
+        hits = 0
+        for i in range(replays):
+            again = sess.run_one(dataclasses.replace(result.scenario, name=f"{result.scenario.name}-replay{i + 1}"),
+                                 spec, "generated", gen_dir / f"{tag}-replay-{i + 1}", record=False)
+            hits += 1 if again is not None and fails_as(again.all_verdicts(), signature) else 0
+            if again is not None:
+                shutil.rmtree(again.run_dir, ignore_errors=True)
+        return hits
+
+    candidates = [(shrunk, "shrunk")] + ([(original, "first")] if original is not shrunk else [])
+    tried: list[tuple[Any, int]] = []
+    for result, tag in candidates:  # the shrunk scenario first
+        tried.append((result, reproduced(result, tag)))
+        if tried[-1][1] == replays:
+            break
+    result, hits = max(tried, key=lambda t: t[1])
+    if result is not shrunk:
+        sess.notes.append(f"{spec}: the shrunk scenario of {original.scenario.name} failed as {' / '.join(signature)} "
+                          f"in {tried[0][1]} of {replays} replays; the first one is shown instead")
+    result.flaky = None if hits == replays else {
+        "reproduced": hits, "replays": replays, "signature": list(signature),
+        "note": "; ".join(f"the {tag} scenario failed as {' / '.join(signature)} in {h} of {replays} replays"
+                          for (_, tag), (_, h) in zip(candidates, tried))}
+    return result
+

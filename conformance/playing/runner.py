@@ -1,0 +1,574 @@
+"""Run one scenario against one target and check it: Scenario → Target → Observation →
+Checkers → Verdicts, with the model's Expectation beside the observation."""
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from adapters.observation import FaultEvent, Observation
+from adapters.target import Fault, Target, TargetInfo
+from conformance.judging.checks.base import RunData
+from conformance.judging.checks.run import run_checks
+from conformance.judging.claims import (C1, CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim, claims_for,
+                                fatal_error_inside_complete, task_stops_at)
+from conformance.inputs import wire
+from conformance.inputs.connector_config import sink_config
+from conformance.playing.puts import put_schedule
+from conformance.inputs.scenario import FaultStep, Scenario, ScenarioError
+from conformance.judging.untested import dead_while_armed, untested_reason
+from conformance.playing.user_config import unread_topics
+from conformance.inputs.targets import (connect_profile, data_key_glob_of, make_target, parts_follow_flush, simulated,
+                                 target_kind, translation_for, uploads_of, worker_converters)
+from conformance.judging.verdicts import PASS, UNKNOWN, Verdict, overall
+from reference_impl.config import SinkConfig
+from reference_impl.converters import ConverterError
+from reference_impl.engine.expectation import Expectation
+from reference_impl.engine.model import expect, expect_phases
+
+
+@dataclass
+class RunResult:
+    scenario: Scenario
+    target: str
+    claim: Claim
+    observation: Observation
+    expectation: Expectation | None
+    verdicts: list[Verdict]
+    wall_s: float
+    run_dir: Path
+    # the target's further claims (e.g. Spark's at-least-once for a raw listing beside its
+    # exactly-once through the _spark_metadata log), each checked on the same observation
+    other_claims: list[tuple[Claim, list[Verdict]]] = field(default_factory=list)
+    # what the target said of itself (connector, Kafka and S3 server versions), for the report
+    target_info: TargetInfo | None = None
+    # how the scenario was put to this target's connector (adapters.connect.connector_config.Translation):
+    # None where the target takes the scenario's config as it is
+    translation: Any = None
+    # the scenario's fault steps changed or left out for this target, each with the reason
+    fault_changes: list[str] = field(default_factory=list)
+    # a generated failure that did not come back on every replay: {"reproduced", "replays",
+    # "signature": [property, anomaly], "note"}; None when it did (or nobody replayed it)
+    flaky: dict[str, Any] | None = None
+    # seconds spent in each phase of the run (PHASES), for the search bench
+    timings: dict[str, float] = field(default_factory=dict)
+    # why the run tested nothing (conformance.judging.untested): no object to compare; its pass is unknown
+    untested: str | None = None
+    status: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.status = overall(self.all_verdicts())
+        if self.untested and self.status == PASS:
+            self.status = UNKNOWN
+
+    def all_verdicts(self) -> list[Verdict]:
+        """The primary claim's verdicts, then those of each further claim."""
+        return list(self.verdicts) + [v for _, vs in self.other_claims for v in vs]
+
+    def failed(self) -> list[Verdict]:
+        return [v for v in self.all_verdicts() if v.claimed and v.status == "fail"]
+
+
+def model_config(scenario: Scenario, kind: str) -> SinkConfig | None:
+    if kind not in CONFLUENT_SEMANTICS:
+        return None
+    return sink_config(scenario.connector, scenario.connector_version)
+
+
+def config_phases(scenario: Scenario, kind: str, cfg: SinkConfig,
+                  observation: Observation) -> list[tuple[SinkConfig, dict[str, int]]]:
+    """The configs the sink ran under, each with the committed offsets it restarted from: one
+    phase, plus one per config update whose restart point the target reported."""
+    phases = [(cfg, {})]
+    connector = dict(scenario.connector)
+    updates = [f for f in observation.faults if f.kind == "update-config" and f.fired]
+    for ev in updates:
+        connector.update({str(k): str(v) for k, v in dict(ev.params.get("config", {})).items()})
+        if ev.restart_from is None:
+            continue  # the target cannot tell where it restarted: the first config's model stands
+        new = model_config(replace(scenario, connector=connector), kind)
+        if new is not None:
+            phases.append((new, dict(ev.restart_from)))
+    return phases
+
+
+_MULTIPART = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
+
+
+def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | None = None,
+                      dies_at_error_200: bool = False) -> tuple[list[FaultStep], list[str]]:
+    """The scenario's fault steps as this target can meet them, and what changed: an S3 rule on
+    a multipart request stands for the request that makes the object, so a sink that writes each
+    object with one PutObject gets the rule on PutObject, counting the records written after it
+    (one PutObject each: the n-th file of a multipart sink may be a record that never comes), and
+    is left out where no record after it reaches S3 (`writes_until`: the index of the record the
+    target's task stops at, e.g. a null value Camel cannot write); a rule on a part number above 1
+    goes on the UploadPart itself where the target's objects end at each offset flush (Aiven: a
+    file has as many parts as the records one flush caught, so part 4 may never come); a config update sends what the
+    target's connector has a counterpart for, and is left out where that is nothing. Where an
+    error inside Complete's 200 kills the task (`dies_at_error_200`: Confluent's connector with
+    the AWS SDK v1), only the first such rule can fire: the others are left out."""
+    uploads = uploads_of(target_spec)
+    data_key = data_key_glob_of(target_spec)
+    out: list[FaultStep] = []
+    notes: list[str] = []
+    merged = dict(scenario.connector)
+    before = translation_for(target_spec, merged)
+    dropped_names: set[str] = set()
+    renumbered: list[int | None] = []  # each s3 step's index among this target's s3 steps (None: left out)
+    for f in scenario.faults:
+        ref = f.params.get("rule")
+        if f.kind in ("wait-fired", "release") and ref is not None:
+            n = int(ref) if isinstance(ref, int) or str(ref).isdigit() else None
+            if n is None and str(ref) in dropped_names:
+                continue  # waits for, or lets go of, a rule left out below
+            if n is not None and n < len(renumbered):
+                if renumbered[n] is None:
+                    continue
+                f = replace(f, params={**f.params, "rule": renumbered[n]})
+        on_put = f.kind == "s3" and uploads == "put" and f.params.get("operation") in _MULTIPART
+        if on_put and f.params.get("action") == "error-200":
+            # S3 answers 200 with an error in the body only to CompleteMultipartUpload (and
+            # CopyObject): a PutObject never gets one, so no deployment sees this
+            notes.append(f"after {f.after}: the error-200 rule on {f.params['operation']} left out: S3 never "
+                         "answers a PutObject that way")
+            renumbered.append(None)
+            dropped_names.add(str(f.params.get("name", "")))
+            continue
+        if (dies_at_error_200 and f.kind == "s3" and f.params.get("action") == "error-200"
+                and any(o.kind == "s3" and o.params.get("action") == "error-200" for o in out)):
+            notes.append(f"after {f.after}: a second error-200 rule left out: the first kills the task "
+                         f"({SDK_V1_COMPLETE})")
+            renumbered.append(None)
+            dropped_names.add(str(f.params.get("name", "")))
+            continue
+        writes_after = max(0, min(len(scenario.records), len(scenario.records) if writes_until is None
+                                  else writes_until) - f.after)
+        if on_put and writes_after == 0:
+            why = ("no record is produced after it" if writes_until is None or f.after >= len(scenario.records)
+                   else f"the task stops at record {writes_until} (a value it cannot write) before any "
+                        "record after it")
+            notes.append(f"after {f.after}: the rule on {f.params['operation']} left out: {why}, and this "
+                         "connector writes each object with one PutObject")
+            renumbered.append(None)
+            dropped_names.add(str(f.params.get("name", "")))
+            continue
+        if f.kind == "s3":
+            renumbered.append(sum(1 for i in renumbered if i is not None))
+        part = f.params.get("part_number")
+        if (f.kind == "s3" and not on_put and part is not None and int(part) > 1
+                and f.params.get("operation") == "UploadPart" and parts_follow_flush(target_spec)):
+            out.append(replace(f, params={k: v for k, v in f.params.items() if k != "part_number"}))
+            notes.append(f"after {f.after}: the rule on UploadPart part {part} is on the UploadPart of the first "
+                         "object after it, whatever its part: this connector ends its objects at each offset "
+                         "flush, so a file has 4 parts only if one flush caught enough records, which the "
+                         "stream's pace against offset.flush.interval.ms decides")
+            continue
+        if on_put:
+            params = {k: v for k, v in f.params.items() if k != "part_number"}
+            params["operation"] = "PutObject"
+            if data_key:
+                # a table sink writes a data file per task per commit, beside its metadata files
+                params.update(key=data_key, nth=1)
+                notes.append(f"after {f.after}: the rule on {f.params['operation']} is on the PutObject of the "
+                             f"first data file after it ({data_key})")
+            else:
+                params["nth"] = min(int(params.get("nth", 1)), writes_after)
+                notes.append(f"after {f.after}: the rule on {f.params['operation']} is on PutObject "
+                             f"(this connector writes each object with one PutObject)")
+            out.append(replace(f, params=params))
+        elif f.kind == "update-config" and before is not None and not before.given:
+            merged.update({str(k): str(v) for k, v in dict(f.params.get("config", {})).items()})
+            after = translation_for(target_spec, merged)
+            changed = {k: v for k, v in after.config.items() if before.config.get(k) != v}
+            if changed:
+                out.append(replace(f, params={**f.params, "config": changed}))
+            else:
+                notes.append(f"after {f.after}: update-config {dict(f.params.get('config', {}))} left out: "
+                             f"nothing in it has a counterpart in this connector")
+            before = after
+        else:
+            out.append(f)
+    return out, notes
+
+
+def boundaries_hold(expectation: Expectation, claim: Claim, observation: Observation) -> bool:
+    """Whether the model's file boundaries bind this run. Two fired faults move them: an S3 fault
+    in a run whose task dies (a retriable error sets its writer back (R1.5) while the others go
+    on, so the record that kills the task can come before a file the model commits first), and a
+    retriable S3 error while several files are open (C1: committed records are written again
+    from the rewind point into other files). The model's files are then possible, not required,
+    and checkers compare objects with the records they hold. So are they where a zombie outlives
+    a config update: woken, it finishes the put it was in with the old config's boundaries, over
+    the keys the new config's task wrote (C3; the model's phases restart at the update)."""
+    s3_fired = any(f.kind == "s3" and f.fired for f in observation.faults)
+    c1 = C1 in claim.caveats
+    # the task dies where the model has it go on (an error inside Complete's 200 under SDK v1)
+    dies = SDK_V1_COMPLETE in claim.caveats
+    return not (s3_fired and (expectation.task_failure is not None or c1 or dies)) and not zombie_across_update(
+        observation)
+
+
+def zombie_across_update(observation: Observation) -> bool:
+    """Whether a config update fired while a paused instance (a zombie) was waiting to resume."""
+    paused = False
+    for f in observation.faults:
+        if not f.fired:
+            continue
+        if f.kind == "pause":
+            paused = True
+        elif f.kind == "resume":
+            paused = False
+        elif f.kind == "update-config" and paused:
+            return True
+    return False
+
+
+# faults that touch the whole Kafka Connect worker (or the group of workers), not only the run's
+# own connector: a run with one of them has a shared stack to itself
+WORKER_FAULTS = ("crash", "pause", "resume", "rebalance", "add-worker", "remove-worker")
+# runs at once on one warm stack, by default (two cores: the worker is the bottleneck)
+STACK_WORKERS = 3
+# spare stacks for the runs that need a stack alone (sinkcheck run and gate); on two cores a
+# second spare was slower (Confluent's 13 named fault scenarios: 141.6 s with one, 150.2 s with two)
+SPARE_STACKS = 1
+
+
+PHASES = ("start-up", "produce", "faults", "wait until quiet", "observe", "model", "check")
+
+
+class PhaseTimer:
+    """Seconds per phase of a run: `with timer("produce"): ...` adds to that phase."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {p: 0.0 for p in PHASES}
+
+    def __call__(self, phase: str) -> Any:
+        import contextlib
+
+        @contextlib.contextmanager
+        def timed() -> Any:
+            t = time.perf_counter()
+            try:
+                yield
+            finally:
+                self.spent[phase] = self.spent.get(phase, 0.0) + time.perf_counter() - t
+        return timed()
+
+
+def needs_stack_alone(scenario: Scenario) -> bool:
+    return any(f.kind in WORKER_FAULTS for f in scenario.faults) or "topics.regex" in scenario.connector
+
+
+def on_shared_stack(scenario: Scenario, tag: str) -> Scenario:
+    """The scenario with topics of its own on a broker that other runs use at the same time:
+    `tag` appended to each topic name (its topics, its records, a `topics` property, and a
+    `topics.regex` property: it then matches what it matched with the tag after it)."""
+    rename = {t: f"{t}{tag}" for t in scenario.topics}
+    connector = dict(scenario.connector)
+    if "topics" in connector:
+        connector["topics"] = ",".join(rename.get(t.strip(), t.strip()) for t in connector["topics"].split(","))
+    if str(connector.get("topics.regex", "")).strip():
+        connector["topics.regex"] = f"(?:{connector['topics.regex'].strip()}){re.escape(tag)}"
+    return replace(scenario, connector=connector, topics={rename[t]: n for t, n in scenario.topics.items()},
+                   records=[{**r, "topic": rename.get(r["topic"], r["topic"])} for r in scenario.records])
+
+
+class SpareStack:
+    """stack_schedule's `spare` for callers holding one stack: `spare` starts a second stack
+    with `start()` on entry (on the spare's own thread, which outlives every run on it) and
+    stops it on exit; `stack(default)` is the calling thread's spare, else `default`."""
+
+    def __init__(self, start: Callable[[], Any]):
+        import threading
+
+        self._start = start
+        self._local = threading.local()
+
+    def spare(self) -> Any:
+        import contextlib
+
+        @contextlib.contextmanager
+        def entered() -> Any:
+            self._local.stack = self._start()
+            try:
+                yield
+            finally:
+                stack, self._local.stack = self._local.stack, None
+                stack.stop()
+        return entered()
+
+    def stack(self, default: Any) -> Any:
+        return getattr(self._local, "stack", None) or default
+
+
+def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable[[Any], Any],
+                   workers: int = STACK_WORKERS, spare: Callable[[], Any] | None = None,
+                   spares: int = 1) -> list[Any]:
+    """`run(item)` for each item, in the order given back: items that touch only their own
+    connector `workers` at a time, and the others one by one (in the caller's thread). An
+    exception a run raises is its result. The shared items run on pool threads that end with
+    the call, so they must not start processes (sinkcheck's die with the thread that started
+    them: start the stack before); the others may.
+
+    `spare`: a context manager factory under which `run` uses a second stack of its own (it
+    starts it lazily and stops it on exit). With it and two or more items to run alone, a
+    thread of its own (outliving every run on it, so that a crash's restarted worker lives on)
+    takes alone items from the start, while the shared ones run, and the caller's thread joins
+    in once they are done: two items alone at once, each on a stack nothing else uses. `spares`
+    such threads (each entering `spare()` for a stack of its own), fewer where fewer alone items
+    are left for them."""
+    import collections
+    import concurrent.futures
+    import threading
+
+    def guarded(item: Any) -> Any:
+        try:
+            return run(item)
+        except Exception as e:  # noqa: BLE001 - the caller decides
+            return e
+
+    out: dict[int, Any] = {}
+    shared = [i for i, item in enumerate(items) if not alone(item)]
+    queue = collections.deque(i for i in range(len(items)) if i not in set(shared))
+    take = threading.Lock()
+
+    def drain() -> None:
+        while True:
+            with take:
+                if not queue:
+                    return
+                i = queue.popleft()
+            out[i] = guarded(items[i])
+
+    def on_spare() -> None:
+        try:
+            with spare():  # type: ignore[misc]
+                drain()
+        except Exception:  # noqa: BLE001 - a spare stack that fails leaves its items to the caller's
+            pass
+
+    helpers = [threading.Thread(target=on_spare, name=f"sinkcheck-spare-stack-{n}", daemon=True)
+               for n in range(min(spares, len(queue) - 1) if spare is not None else 0)]
+    for helper in helpers:
+        helper.start()
+    with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
+        try:
+            for i, r in zip(shared, pool.map(lambda i: guarded(items[i]), shared)):
+                out[i] = r
+        except BaseException:  # a signal: the runs under way finish, none starts
+            pool.shutdown(wait=False, cancel_futures=True)
+            with take:
+                queue.clear()
+            raise
+    try:
+        drain()
+    except BaseException:
+        with take:
+            queue.clear()  # the spare stacks' threads take none after the one under way
+        raise
+    for helper in helpers:
+        helper.join()
+    return [out[i] for i in range(len(items))]
+
+
+def _rule_id(ref: Any, rule_ids: list[str], rule_names: list[str]) -> str | None:
+    """The fault front's id of an armed S3 rule, referred to by its `name` or its index among
+    the scenario's s3 steps; None when no such rule was armed (yet)."""
+    if ref is None:
+        return None
+    if isinstance(ref, str) and not ref.isdigit():
+        return rule_ids[rule_names.index(ref)] if ref in rule_names else None
+    n = int(ref)
+    return rule_ids[n] if 0 <= n < len(rule_ids) else None
+
+
+def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_timeout_s: float = 60,
+                 target: Target | None = None, plugin_path: list[str] | None = None,
+                 s3_server: Any = None, stack: Any = None) -> RunResult:
+    """Run the scenario whole, then check the recorded observation. `s3_server` is a started
+    adapters.processes.moto.MotoS3Server to use (emptied first) instead of one started for this run:
+    runs one after another share it (the kill matrix). `stack` is a started KafkaStack a Kafka
+    Connect target runs on (its broker, workers and S3 server: a warm stack); the run brings its
+    own connector, topics and bucket."""
+    started = time.monotonic()
+    timer = PhaseTimer()
+    if stack is not None and s3_server is None:
+        s3_server = stack.s3
+    worker = worker_converters(target_spec)
+    try:
+        wire.check_realizable(scenario.connector, scenario.records, worker)
+    except wire.NotRealizable as e:
+        raise ScenarioError(f"{scenario.name}: not a scenario a real deployment could produce: {e}") from None
+    unread = unread_topics(sorted({r["topic"] for r in scenario.records}), scenario.connector)
+    if unread:
+        # a connector that reads none of them consumes nothing: no sink would be tested
+        raise ScenarioError(f"{scenario.name}: its records go to {', '.join(unread)}, which its connector config does "
+                            f"not read (topics={scenario.connector.get('topics', '')!r}, topics.regex="
+                            f"{scenario.connector.get('topics.regex', '')!r}); produce to the config's topics or give "
+                            "the scenario's topics in `topics`")
+    to_produce = wire.records_to_produce(scenario.connector, scenario.records, worker)
+    kind = target_kind(target_spec)
+    translation = translation_for(target_spec, scenario.connector)
+    sent = translation.config if translation is not None else dict(scenario.connector)
+    try:  # what the connector's converters refuse, its task dies on: refused here, before anything starts
+        wire.sink_records(scenario.connector, scenario.records, range(len(scenario.records)), worker, read_config=sent)
+    except ConverterError as e:
+        conv = sent.get("value.converter", "the worker's")
+        raise ScenarioError(f"{scenario.name}: {target_spec}'s connector reads these records with the converters of "
+                            f"the config it is sent (value.converter={conv}), "
+                            f"which refuse them: {e}. Give it records those converters read (a table sink: maps or "
+                            "Structs)") from None
+    read_value = wire.converters(sent, worker)[1]
+    values = [read_value.to_connect(p.value).value for p in to_produce]
+    nulls = [i for i, v in enumerate(values) if v is None]
+    byte_values = [i for i, v in enumerate(values) if isinstance(v, (bytes, bytearray))]
+    stops_at = task_stops_at(kind, sent, values)
+    runs_version = connect_profile(target_spec)[1] if kind == "confluent" else None
+    dies_at_200 = kind == "confluent" and fatal_error_inside_complete(scenario.faults,
+                                                                      runs_version or scenario.connector_version)
+    fault_steps, fault_changes = faults_for_target(scenario, target_spec, stops_at, dies_at_200)
+    s3_faults = [f for f in fault_steps if f.kind in ("s3", "release")]
+    front = moto = None
+    s3_endpoint = None
+    sim = target is None and simulated(target_spec)  # its S3 and fault front are in memory
+    if sim:
+        s3_server = None
+    if s3_server is not None and target is None:
+        if stack is None:  # a stack's S3 server holds other runs' buckets: the target makes its own
+            s3_server.reset()
+            s3_server.create_bucket(scenario.connector.get("s3.bucket.name", "sinkcheck"))
+        s3_endpoint = s3_server.endpoint
+    if s3_faults and target is None and not sim:
+        from adapters.s3.front import S3FaultFront
+        from adapters.processes.moto import MotoS3Server
+
+        if s3_server is None:
+            moto = MotoS3Server(run_dir / "s3", bucket=scenario.connector.get("s3.bucket.name", "sinkcheck")).start()
+        front = S3FaultFront((moto or s3_server).endpoint, run_dir / "s3front").start()
+        s3_endpoint = front.endpoint
+    # a zombie needs a second worker to take its task over
+    workers = 2 if any(f.kind == "pause" for f in fault_steps) else 1
+    tgt = target or make_target(target_spec, run_dir, s3_endpoint, plugin_path, workers, stack)
+    if sim and s3_faults:
+        front = tgt.fault_front
+    # a third-party target may declare that its objects follow Confluent's semantics
+    kind = getattr(tgt, "semantics", None) or kind
+    runs = getattr(getattr(tgt, "plugin", None), "version", None)
+    if kind == "confluent" and runs and scenario.connector_version != runs:
+        # the model holds the connector to the version that runs
+        scenario = replace(scenario, connector_version=runs)
+    null_values = bool(nulls)
+    claims = claims_for(kind, sent, fault_steps, scenario.connector_version, null_values, bool(byte_values))
+    claim = claims[0]
+    cfg = model_config(scenario, kind)
+    produced_offsets: list[int] = []
+    rule_ids: list[str] = []  # the scenario's s3 rules in order, and their names
+    rule_names: list[str] = []
+    try:
+        # a name of its own: on a shared stack a consumer group of an earlier run keeps its offsets
+        with timer("start-up"):
+            tgt.start({"name": f"sinkcheck-{re.sub(r'[^A-Za-z0-9-]+', '-', scenario.name)[:40]}-{uuid.uuid4().hex[:6]}",
+                       "config": sent}, scenario.topics)
+        faults = sorted(enumerate(fault_steps), key=lambda t: t[1].after)
+        pos = 0
+        for idx, step in faults + [(None, None)]:  # type: ignore[list-item]
+            upto = len(scenario.records) if step is None else min(step.after, len(scenario.records))
+            if upto > pos:
+                with timer("produce"):
+                    produced_offsets += tgt.produce(to_produce[pos:upto])
+                pos = upto
+            if step is None:
+                break
+            if step.kind == "s3":
+                if front is None:
+                    continue  # reported below as a fault that never fired
+                from adapters.s3.front import FaultRule
+
+                rule_ids.append(front.add_rule(FaultRule(**step.params)))
+                rule_names.append(str(step.params.get("name", "")))
+            elif step.kind == "release":
+                if front is not None:
+                    rid = _rule_id(step.params.get("rule"), rule_ids, rule_names)
+                    if rid is not None or "rule" not in step.params:
+                        front.release(rid)
+            elif step.kind == "quiet":
+                # a checkpoint in the stream: the sink catches up before more is produced
+                with timer("wait until quiet"):
+                    tgt.wait_until_quiet(float(step.params.get("seconds", quiet_timeout_s)))
+            elif step.kind == "wait":
+                # the sink keeps polling: empty puts (a simulation moves its virtual clock)
+                advance = getattr(tgt, "advance", None)
+                with timer("faults"):
+                    advance(float(step.params.get("seconds", 1.0))) if advance else time.sleep(
+                        float(step.params.get("seconds", 1.0)))
+            elif step.kind == "wait-fired":
+                rid = _rule_id(step.params.get("rule", 0), rule_ids, rule_names)
+                if front is not None and rid is not None:
+                    with timer("faults"):
+                        front.wait_fired(rid, float(step.params.get("seconds", 30)))
+            else:
+                with timer("faults"):
+                    tgt.apply_fault(Fault(step.kind, step.params))
+        with timer("wait until quiet"):
+            tgt.wait_until_quiet(quiet_timeout_s)
+        if front is not None:
+            front.release()
+        with timer("observe"):
+            observation = tgt.observe()
+    finally:
+        info = _target_info(tgt)
+        tgt.stop()
+        if front is not None:
+            s3_events = front.events()
+            front.stop()
+        if moto is not None:
+            moto.stop()
+    if front is not None:
+        observation.faults.extend(s3_events)
+        observation.faults[:] = [replace(f, detail=f"{f.detail}; {why}") if (why := dead_while_armed(f, observation))
+                                 else f for f in observation.faults]
+    for idx, step in enumerate(fault_steps):
+        if step.kind == "s3" and front is None:
+            observation.faults.append(FaultEvent("s3", dict(step.params), False,
+                                                 detail="this target was run without the S3 fault front"))
+    # what put() received: read with the converters the connector was given
+    records = wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker, read_config=sent)
+    expectation, phases = None, []
+    if cfg is not None:
+        phases = config_phases(scenario, kind, cfg, observation)
+        with timer("model"):
+            # the observed puts, where the target knows them, make wall-clock boundaries exact
+            expectation = (expect_phases(phases, records) if len(phases) > 1
+                           else expect(cfg, records, put_schedule(observation, records)))
+        if not boundaries_hold(expectation, claim, observation):
+            expectation = replace(expectation, objects=[replace(o, certain=False) for o in expectation.objects])
+    data = RunData(scenario, target_spec, observation, claim, cfg, expectation, records,
+                   object_format=getattr(tgt, "object_format", None), phases=phases,
+                   boundaries=expectation is None or boundaries_hold(expectation, claim, observation), sent=sent)
+    with timer("check"):
+        verdicts = run_checks(data)
+        others = [(c, run_checks(replace(data, claim=c))) for c in claims[1:]]
+    if others:  # several claims: each verdict says which one (and which view) it is for
+        verdicts = _tagged(claim, verdicts)
+        others = [(c, _tagged(c, vs)) for c, vs in others]
+    result = RunResult(scenario, target_spec, claim, observation, expectation, verdicts,
+                       time.monotonic() - started, run_dir, others, info, translation, fault_changes,
+                       untested=untested_reason(data))
+    result.timings = dict(timer.spent)
+    return result
+
+
+def _target_info(tgt: Target) -> TargetInfo | None:
+    # a third-party target's info() failing must not cost the run its verdicts
+    try:
+        return tgt.info()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _tagged(claim: Claim, verdicts: list[Verdict]) -> list[Verdict]:
+    return [replace(v, details={**v.details, "claim": claim.name, "view": claim.view}) for v in verdicts]

@@ -1,0 +1,394 @@
+"""A session of the suite: target specs × scenarios → results. What `sinkcheck run`, `sinkcheck
+gate` and the pytest plugin share: the profiles, executing one scenario on a target spec
+(`model@VERSION` included: the reference model standing in for a sink), the warm Kafka stacks
+of Kafka Connect targets, the named and saved scenarios a target plays, the errors and the
+environment the report shows. Generated scenarios (drawn, shrunk, replayed) are in
+conformance.playing.generated. Printing, arguments and exit codes are the command line's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import re
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+PROFILES = {
+    # generated scenarios per target, derandomized (fixed seed), max records per generated scenario
+    "ci": (10, True, 30),
+    "default": (25, False, 40),
+    "thorough": (100, False, 40),
+}
+# generated scenarios for a simulated target (the embedded default: milliseconds a scenario)
+SIMULATED_EXAMPLES = {"ci": 100, "default": 250, "thorough": 1000}
+FAILURES_DIR = ".sinkcheck/failures"
+
+
+class InputError(ValueError):
+    """Input the user must fix (the command line exits 4 with the message): a scenario that
+    cannot be played, a named scenario that does not exist, a target that cannot run."""
+
+
+def fmt_secs(s: float) -> str:
+    s = max(0, int(s))
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+
+def execute(scenario: Any, spec: str, run_dir: Path, plugin_path: list[str] | None = None, stack: Any = None,
+            tag: str | None = None) -> Any:
+    """One run. On a warm stack the scenario's topics get `tag` appended (default: one of its
+    own): other runs use the stack's broker at the same time. A gate gives both sides of a
+    scenario the same tag, on stacks of their own, so their objects keep comparable keys."""
+    if spec.startswith("model@") or spec == "model":
+        from conformance.playing.model_target import run_model
+
+        return run_model(scenario, spec, run_dir)
+    from conformance.playing.runner import on_shared_stack, run_scenario
+
+    if stack is not None:
+        scenario = on_shared_stack(scenario, tag or f"-r{next(_STACK_RUNS)}")
+    return run_scenario(scenario, spec, run_dir, plugin_path=plugin_path, stack=stack)
+
+
+_STACK_RUNS = itertools.count(1)
+
+
+def only_properties(result: Any, props: set[str] | None) -> Any:
+    if not props:
+        return result
+    from conformance.playing.runner import RunResult
+
+    r = result
+    return RunResult(r.scenario, r.target, r.claim, r.observation, r.expectation,
+                     [v for v in r.verdicts if v.property in props], r.wall_s, r.run_dir, untested=r.untested)
+
+
+def selected(scenario: Any, spec: str, props: set[str] | None) -> bool:
+    """A scenario runs when the target's claim for it includes a selected property."""
+    if not props:
+        return True
+    from conformance.judging.claims import claim_for
+    from conformance.inputs.targets import target_kind
+
+    kind = "confluent" if spec.startswith("model") else target_kind(spec)
+    claim = claim_for(kind, scenario.connector, scenario.faults, scenario.connector_version)
+    return bool(claim.properties & props)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^\w.@-]+", "_", text)[:80]
+
+
+@dataclass
+class Session:
+    """State of one `sinkcheck run` (or one side of a gate)."""
+
+    out: Path
+    props: set[str] | None
+    deadline: float | None
+    plugin_path: list[str]
+    # where a long run says how far it got, and what goes wrong beside the results
+    progress: Callable[[str], None] = lambda text: None
+    warn: Callable[[str], None] = lambda text: None
+    redactor: Any = None  # reports.redact.Redactor: secrets out of every saved scenario
+    results: list[Any] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    origins: dict[str, str] = field(default_factory=dict)
+    reproducers: dict[str, str] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    done: int = 0
+    skipped_budget: int = 0
+    total_hint: int = 0
+    on_result: Callable[[Any], None] | None = None
+    # one warm Kafka stack (broker, S3 server, worker) per Kafka Connect target, for all its runs
+    stacks: dict[str, Any] = field(default_factory=dict)
+    stack_startup_s: dict[str, float] = field(default_factory=dict)  # how long each warm stack took to start
+    notes: list[str] = field(default_factory=list)  # for the report
+    _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
+    _spares: dict[str, Any] = field(default_factory=dict)  # conformance.playing.runner.SpareStack by spec (spare_stacks)
+
+    def stack_for(self, spec: str, key: str | None = None) -> Any:
+        """The warm stack `spec`'s runs share, started on first use: a broker, an S3 server and a
+        Connect worker for a Kafka Connect target, a broker and an S3 server for the Python sink
+        over a broker; None for targets that bring everything themselves. `key` (default: the
+        spec) names the stack: a gate of a target against itself gives each side its own, so
+        that the two runs of a scenario, under the same topic names, never meet on one broker."""
+        if not spec.startswith(("kafka-connect:", "pysink:broker")):
+            return None
+        key = key or spec
+        spare = self._spares[key].stack(None) if key in self._spares else None
+        if spare is not None:  # this thread runs on a spare stack of its own
+            return spare
+        if key not in self.stacks:
+            from conformance.inputs.targets import start_broker_stack, start_connect_stack
+
+            t = time.monotonic()
+            if spec.startswith("pysink:broker"):
+                self.progress(f"[sinkcheck] starting a Kafka broker and an S3 server for {key}…")
+                self.stacks[key] = start_broker_stack(self.out / "stacks" / slug(key))
+            else:
+                self.progress(f"[sinkcheck] starting a Kafka broker, an S3 server and a Connect worker for {key}…")
+                self.stacks[key] = start_connect_stack(spec, self.out / "stacks" / slug(key), self.plugin_path)
+            self.stack_startup_s[key] = time.monotonic() - t
+        return self.stacks[key]
+
+    def spare_stacks(self, specs: list[str], keys: list[str] | None = None) -> Any:
+        """A context in which this thread's runs of `specs` go to stacks of their own, started
+        on entry (in this thread: its processes die with it) and stopped on exit: conformance.
+        runner.stack_schedule runs the items that need a stack alone on them while the shared
+        ones run. One conformance.playing.runner.SpareStack per Kafka Connect spec (per key of
+        `stack_for`, where `keys` gives them)."""
+        import contextlib
+
+        from conformance.playing.runner import SpareStack
+        from conformance.inputs.targets import start_connect_stack
+
+        def starter(spec: str, key: str) -> Callable[[], Any]:
+            return lambda: start_connect_stack(spec, self.out / "stacks" / f"{slug(key)}-spare", self.plugin_path)
+
+        named = dict(zip(keys or specs, specs))
+        for key, spec in named.items():
+            if spec.startswith("kafka-connect:"):
+                self._spares.setdefault(key, SpareStack(starter(spec, key)))
+        chosen = [self._spares[k] for k in named if k in self._spares]
+
+        @contextlib.contextmanager
+        def spare() -> Any:
+            with contextlib.ExitStack() as entered:
+                for one in chosen:
+                    entered.enter_context(one.spare())
+                yield
+        return spare
+
+    def close(self) -> None:
+        """Stop every stack the session started."""
+        for stack in self.stacks.values():
+            try:
+                stack.stop()
+            except Exception as e:  # noqa: BLE001 - the others are stopped all the same
+                self.warn(f"sinkcheck: stopping a Kafka stack: {e}")
+        self.stacks.clear()
+
+    def time_left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def over_budget(self) -> bool:
+        left = self.time_left()
+        return left is not None and left <= 0
+
+    def failures(self) -> int:
+        return sum(1 for r in self.results if r.failed())
+
+    def estimated_left(self) -> str | None:
+        """The budget's remainder when there is one; otherwise the mean time per scenario so far
+        times the scenarios still to run (a shrink or a saved failure can make it run over)."""
+        left = self.time_left()
+        if left is not None:
+            return f"{fmt_secs(left)} left"
+        if self.done and self.total_hint > self.done:
+            mean = (time.monotonic() - self.started) / self.done
+            return f"~{fmt_secs(mean * (self.total_hint - self.done))} left"
+        return None
+
+    def show_progress(self, current: str) -> None:
+        done = f"{self.done}/{self.total_hint}" if self.total_hint >= self.done else str(self.done)
+        left = self.estimated_left()
+        self.progress(f"[sinkcheck] {done} scenarios done, {self.failures()} failed, "
+                           f"{len(self.errors)} errors" + (f", {left}" if left else "")
+                           + f" · {current}")
+
+    def run_one(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True,
+                tag: str | None = None, stack_key: str | None = None) -> Any | None:
+        with self._lock:
+            self.show_progress(f"{scenario.name} on {spec}")
+            stack = self.stack_for(spec, stack_key)
+        redacted = dataclasses.replace(redacted_scenario(scenario, self.redactor), played_on={"target": spec})
+        redacted.save(run_dir / "scenario.json")  # `sinkcheck replay` of it plays it on `spec` again
+        try:
+            result = execute(scenario, spec, run_dir, self.plugin_path, stack, tag)
+        except Exception as e:
+            from conformance.inputs.scenario import ScenarioError
+            from conformance.inputs.targets import TargetSpecError
+            from reference_impl.config import ConfigError
+
+            if isinstance(e, (TargetSpecError, ScenarioError)):
+                raise InputError(str(e)) from None
+            if isinstance(e, ConfigError) and origin != "generated":
+                raise InputError(f"{scenario.name}: the connector config is rejected: {e}") from None
+            with self._lock:
+                self.errors.append({"scenario": scenario.name, "target": spec, "origin": origin,
+                                    "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8),
+                                    "scenario_file": str(run_dir / "scenario.json")})
+                self.done += 1
+            return None
+        result = only_properties(result, self.props)
+        with self._lock:
+            self.done += 1
+            if record:
+                self.record(result, origin)
+        return result
+
+    def record(self, result: Any, origin: str) -> None:
+        self.results.append(result)
+        self.origins[str(result.run_dir)] = origin
+        if self.on_result:
+            self.on_result(result)
+
+
+def redacted_scenario(scenario: Any, redactor: Any) -> Any:
+    return dataclasses.replace(scenario, connector=redactor.config(scenario.connector)) if redactor else scenario
+
+
+def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | None, seed: int | None,
+            fit: bool = True) -> Any:
+    """The scenario as this run plays it: under the user's connector config (its records
+    re-expressed for that config's converters, put on its topics with the fields it reads:
+    conformance.playing.user_config.fit, unless not `fit`: a gate's side plays its baseline's records),
+    at the run's connector version and seed."""
+    from conformance.inputs import wire
+    from conformance.playing import user_config
+
+    changes: dict[str, Any] = {}
+    if connector is not None:
+        try:
+            records = wire.reexpress(scenario.records, scenario.connector, connector)
+            fitted = dataclasses.replace(scenario, connector=dict(connector), records=records)
+            fitted = user_config.fit(fitted, connector) if fit else fitted
+        except (wire.NotRealizable, ValueError) as e:
+            raise InputError(f"{scenario.name} under the given connector config: {e}") from None
+        changes.update(connector=fitted.connector, records=fitted.records, topics=fitted.topics, notes=fitted.notes)
+    if version is not None and scenario.connector_version is None:
+        changes["connector_version"] = version
+    if seed is not None and scenario.seed is None:
+        changes["seed"] = seed
+    return dataclasses.replace(scenario, **changes) if changes else scenario
+
+
+def named_scenarios(names: Sequence[str] | None) -> list[Any]:
+    """The named scenarios picked by --scenario, else the suite every target plays."""
+    from conformance.catalog.named import ALL_NAMED, SUITE
+
+    if names:
+        unknown = [n for n in names if n not in ALL_NAMED]
+        if unknown:
+            raise InputError(f"--scenario {', '.join(unknown)}: no such named scenario; choose from {', '.join(ALL_NAMED)}")
+        return [ALL_NAMED[n]() for n in names]
+    return [f() for f in SUITE.values()]
+
+
+def own_named_scenarios(spec: str) -> list[Any]:
+    """The named scenarios about the target's own connector (conformance.catalog.named.CONNECTOR_OWN)."""
+    from conformance.catalog.named import CONNECTOR_OWN
+    from conformance.inputs.targets import target_kind
+
+    return [f() for f in CONNECTOR_OWN.get(target_kind(spec), {}).values()]
+
+
+def failed_properties(result: Any) -> list[str]:
+    return sorted({v.property for v in result.failed()})
+
+
+def failure_scenario(result: Any, redactor: Any) -> Any:
+    """The scenario of a failed run as its reproducer is saved: redacted, with the target it
+    failed on, the connector version that ran there and the properties that failed."""
+    info = getattr(result, "target_info", None)
+    played = {"target": result.target, **({"connector": info.connector_version} if info and info.connector_version else {}),
+              "failed": failed_properties(result)}
+    return dataclasses.replace(redacted_scenario(result.scenario, redactor), played_on=played)
+
+
+def failure_file_name(saved: Any) -> str:
+    """One file per failure signature: what is played (connector config, topics, records,
+    faults, connector version; not its name, seed or notes), the target and the properties that
+    failed. A failure found again, under another name or seed, replaces its file."""
+    body = {k: v for k, v in saved.to_json().items() if k not in ("name", "seed", "notes", "played_on", "connector")}
+    body["connector"] = saved.connector
+    body["target"] = saved.played_on["target"]
+    body["failed"] = saved.played_on.get("failed", [])
+    digest = hashlib.sha1(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    label = "generated" if saved.name.startswith("generated") else slug(saved.name)
+    return f"{slug(saved.played_on['target'])}--{label}-{digest}.json"
+
+
+def saved_failures(failures_dir: Path, spec: str, names: Sequence[str] | None = None,
+                   warn: Callable[[str], None] = lambda text: None) -> list[tuple[Path, Any]]:
+    """The saved failures `spec` replays first: those that failed on it (by the target the file
+    records; by its file name when it records none), of the named scenarios `names` only when
+    given (a run of picked scenarios replays their failures, no others)."""
+    from conformance.inputs.scenario import Scenario, ScenarioError
+
+    if not failures_dir.is_dir():
+        return []
+    out = []
+    for f in sorted(failures_dir.glob("*.json")):
+        try:
+            sc = Scenario.load(f)
+        except ScenarioError as e:
+            warn(f"ignoring saved failure {f}: {e}")
+            continue
+        on = (sc.played_on or {}).get("target")
+        if (on != spec) if on else not f.name.startswith(f"{slug(spec)}--"):
+            continue
+        if names and sc.name not in names:
+            continue
+        out.append((f, sc))
+    return out
+
+
+def retire_if_passing(path: Path, saved: Any, result: Any | None, spec: str, warn: Callable[[str], None]) -> None:
+    """A saved failure whose failed properties all pass on replay is retired: its file goes."""
+    if result is None:
+        return
+    failed = (saved.played_on or {}).get("failed")
+    now = [v for v in result.all_verdicts() if v.claimed and v.property in (failed or ())]
+    if (failed and {v.property for v in now} == set(failed) and all(v.status == "pass" for v in now)
+            or not failed and result.status == "pass"):
+        path.unlink(missing_ok=True)
+        warn(f"saved failure {path.name} ({saved.name}: {', '.join(failed or ['every property'])}) passes now on "
+             f"{spec}: retired, file removed")
+
+
+def environment(targets: Sequence[str], connector_versions: set[str], results: Sequence[Any] = ()) -> dict[str, Any]:
+    """The report's environment: what each target said of itself (TargetInfo) where it ran,
+    sinkcheck's own defaults where it did not."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version as installed
+
+    try:  # the installed distribution's: the suite does not reach into the command line's package
+        own = installed("sinkcheck")
+    except PackageNotFoundError:
+        own = "unknown (not installed)"
+    infos = [r.target_info for r in results if getattr(r, "target_info", None) is not None]
+
+    def told(what: Callable[[Any], str | None]) -> str:
+        return "; ".join(sorted({v for v in map(what, infos) if v}))
+
+    env: dict[str, Any] = {"sinkcheck version": own, "python": platform.python_version(),
+                           "targets": ", ".join(targets)}
+    connectors = told(lambda i: " ".join(x for x in (i.connector_class, i.connector_version) if x) or None)
+    if connectors:
+        env["connector"] = connectors
+    env["model's connector version"] = ", ".join(sorted(connector_versions)) or "default (model 12.1.9)"
+    model_only = all(t.startswith("model") for t in targets)
+    env["Kafka"] = told(lambda i: i.kafka_version) or (
+        "none (the reference model is the target)" if model_only else "per target")
+    if model_only:
+        env["S3 server"] = "none (objects come from the model)"
+        return env
+    try:
+        from importlib.metadata import version
+
+        moto = f"moto {version('moto')}"
+    except Exception:
+        moto = "moto"
+    servers = told(lambda i: None if i.s3_server is None
+                   else (f"{moto} (sinkcheck's, on 127.0.0.1)" if i.s3_server.startswith("moto") else i.s3_server))
+    env["S3 server"] = servers or f"{moto} (sinkcheck's default, on 127.0.0.1)"
+    return env

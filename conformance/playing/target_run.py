@@ -1,0 +1,62 @@
+"""One target's share of a run: its saved failures first (self-healing: one that passes now is
+retired), the named scenarios (and those about the target's own connector), then generated ones."""
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Any
+
+from conformance.playing.generated import run_generated
+from conformance.playing.session import (InputError, Session, own_named_scenarios, prepare,
+    retire_if_passing, saved_failures, selected, slug)
+
+
+def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], connector: dict[str, str] | None,
+               version: str | None, seed: int | None, n_examples: int, derandomize: bool, max_records: int, *,
+               picked: bool = False, with_faults: bool = True) -> None:
+    """One target's share of a run: saved failures (self-healing), the named scenarios (and,
+    unless `picked` by name, those about the target's own connector), then generated ones."""
+    runs = sess.out / "runs" / slug(spec)
+    # 1. saved failures first (of the scenarios picked, when picked); one that passes now is retired
+    for f, saved in saved_failures(failures_dir, spec, [sc.name for sc in named] if picked else None, sess.warn):
+        if sess.over_budget():
+            sess.skipped_budget += 1
+            continue
+        sc = prepare(saved, connector=connector, version=version, seed=None)
+        if not selected(sc, spec, sess.props):
+            continue
+        r = sess.run_one(sc, spec, "saved-failure", runs / f"saved-{f.stem[-12:]}")
+        retire_if_passing(f, saved, r, spec, sess.warn)
+    # 2. named scenarios, then those about this target's own connector
+    if named and not picked:
+        named = named + own_named_scenarios(spec)
+    todo = [prepare(sc, connector=connector, version=version, seed=seed) for sc in named]
+    todo = [sc for sc in todo if selected(sc, spec, sess.props)]
+
+    def run_named(sc: Any) -> Any:
+        if sess.over_budget():
+            with sess._lock:
+                sess.skipped_budget += 1
+            return None
+        return sess.run_one(sc, spec, "named", runs / slug(sc.name))
+
+    if spec.startswith("kafka-connect:"):  # a warm stack: runs that touch only their connector go at once
+        from conformance.playing.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
+
+        try:
+            sess.stack_for(spec)  # started here: a process dies with the thread that started it
+        except Exception as e:  # noqa: BLE001 - the run reports it; the scenarios cannot run
+            sess.errors.append({"scenario": "(warm stack)", "target": spec, "origin": "named",
+                                "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8)})
+            return
+        for r in stack_schedule(todo, needs_stack_alone, run_named, spare=sess.spare_stacks([spec]),
+                                spares=SPARE_STACKS):
+            if isinstance(r, InputError):
+                raise r
+    else:
+        for sc in todo:
+            run_named(sc)
+    # 3. generated scenarios, shrunk on failure
+    run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, version,
+                  with_faults=with_faults)
+
