@@ -4,6 +4,7 @@ rotation or the rewrite of a file whose completion failed, happens before the ru
 quiet), and the model's boundaries do not bind a zombie that outlives a config update."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from adapters.observation import FaultEvent, Observation
@@ -305,3 +306,20 @@ def test_C1_R12_3_a_tombstone_keys_file_cut_short_by_a_retriable_error_holds_a_r
     assert len(keys) == 1 and keys[0].body.count(b"\n") == 1
     contents = next(v for v in r.verdicts if v.property == "contents")
     assert contents.status == "pass" and contents.details["checked"] > 0
+
+
+def test_R3_1_a_rule_under_the_wallclock_extractor_counts_only_the_uploads_flush_size_makes_sure_of(tmp_path):
+    """Wallclock extractor, rotate.interval.ms=1000, flush.size=7 (`--profile default --seed 3`,
+    generated-158): pauses early on rotated files of 2 and 3 records, so every later flush.size
+    boundary moved (R3.1: each rotation starts a new count), and the lost-Complete rule armed
+    at record 29 waited for an upload the model's one-instant count put among records 29-31,
+    which three records on one partition never make: the run ended unknown. Only floor(m /
+    flush.size) of the m records after the rule are sure to close a file; here none, so the
+    rule goes (the crash it staged stays), and the run is judged."""
+    from conformance.generators.faults import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "wallclock-lost-commit-after-shifted-boundaries.json")
+    kept = that_can_fire(sc.connector, sc.records, sc.faults)
+    assert [f.kind for f in kept] == ["wait", "wait", "wait", "crash"]
+    r = run_scenario(dataclasses.replace(sc, faults=kept), "pysink", tmp_path)
+    assert r.status == "pass", [(v.property, v.status) for v in r.verdicts if v.status != "pass"]

@@ -278,6 +278,31 @@ def before_restart(faults: list[FaultStep], i: int, dead: int, n: int) -> int | 
     return polls[-1] if polls else None
 
 
+def clock_free_uploads(cfg: dict[str, str], records: list[dict[str, Any]], start: int, end: int) -> int | None:
+    """The uploads the records produced in [start, end) close by flush.size alone where the wall
+    clock moves boundaries (the Wallclock extractor): a time rotation before `start` may
+    have left a topic-partition's open file at any count (R3.1: every rotation starts a new
+    count), so only floor(m / flush.size) of its m records there are sure to close a file, each
+    with its keys and headers siblings. None where the records alone decide every boundary (the
+    model's count is exact there)."""
+    from conformance.inputs.connector_config import sink_config
+    from reference_impl.config import ConfigError
+
+    try:
+        config = sink_config(cfg)
+    except (ConfigError, ValueError):
+        return None
+    if not config.wallclock_dependent or config.rotate_schedule_interval_ms > 0 or config.flush_size <= 0:
+        return None  # a schedule's boundaries commit what is pending: uploads_after counts them
+    per_file = 1 + (config.store_kafka_keys and 1) + (config.store_kafka_headers and 1)
+    written: dict[tuple[str, int], int] = {}
+    for r in records[start:end]:
+        if r.get("value") is not None or config.behavior_on_null_values == "write":
+            tp = (r["topic"], int(r["partition"]))
+            written[tp] = written.get(tp, 0) + 1
+    return sum(m // config.flush_size for m in written.values()) * per_file
+
+
 def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> list[FaultStep]:
     """The schedule without S3 rules that cannot fire: a rule on an upload request armed after
     `after` records waits for its `nth` matching request, and the model says how many uploads
@@ -324,6 +349,11 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
         if f.kind == "s3" and f.params.get("operation") in S3_UPLOAD_OPERATIONS:
             name = str(f.params.get("name"))
             available = counts[min(f.after, n)] - (counts[until] if until is not None else 0)
+            # the model's boundaries hold for one put at one instant; the clock may have moved them
+            sure = [u for c in ([cfg] if updated == cfg else [cfg, updated])
+                    if (u := clock_free_uploads(c, records, min(f.after, n), n if until is None else until)) is not None]
+            if sure:
+                available = min([available] + sure)
             if available == 0:
                 dropped.add(str(f.params.get("name")))
                 continue
