@@ -200,6 +200,19 @@ def _aiven_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
         out.append(Counterpart("file.compression.type", comp if comp == "gzip" else "none",
                                ("s3.compression.type",) if "s3.compression.type" in config else (),
                                "the object's compression (Confluent's default is none, Aiven's gzip)"))
+    if config.get("behavior.on.null.values", "").strip().lower() == "ignore":
+        t, p = "sinkcheckDropTombstones", "sinkcheckIsTombstone"
+        src = ("behavior.on.null.values",)
+        out += [Counterpart("transforms", ",".join(x for x in (config.get("transforms", "").strip(), t) if x), src,
+                            "a tombstone dropped before put() by Kafka Connect's Filter, as Confluent's ignore skips it "
+                            "(Aiven has no setting for it, and its csv writer throws in flush() on a null value "
+                            "JsonConverter gives no schema: AbstractValuePlainWriter.java:47)"),
+                Counterpart(f"transforms.{t}.type", "org.apache.kafka.connect.transforms.Filter", (), "drops the record"),
+                Counterpart(f"transforms.{t}.predicate", p, (), "tombstones only"),
+                Counterpart("predicates", ",".join(x for x in (config.get("predicates", "").strip(), p) if x), (),
+                            "the tombstone predicate"),
+                Counterpart(f"predicates.{p}.type", "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
+                            (), "a null value")]
     return out
 
 
