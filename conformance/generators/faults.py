@@ -130,6 +130,16 @@ def pacing(draw: st.DrawFn, cfg: dict[str, str], n_records: int) -> list[FaultSt
 S3_UPLOAD_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
 
 
+def uploads_per_file(config: Any) -> int:
+    """The uploads one committed file makes: its value object and its keys and headers siblings."""
+    return 1 + (config.store_kafka_keys and 1) + (config.store_kafka_headers and 1)
+
+
+def reaches_writer(config: Any, record: dict[str, Any]) -> bool:
+    """Whether a record reaches its topic-partition's writer (a null value only under `write`)."""
+    return record.get("value") is not None or config.behavior_on_null_values == "write"
+
+
 def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_starts: Sequence[int] = ()) -> list[int]:
     """For each position i in the stream (0..n), how many multipart uploads the model says the
     sink makes when records produced from position i on arrive (each value/keys/headers file is
@@ -154,9 +164,9 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_star
             exp = expect(config, sink_recs, [PutSpec(T0, len(records))])
     except (ConfigError, ValueError):
         return []
-    per_file = 1 + (config.store_kafka_keys and 1) + (config.store_kafka_headers and 1)
+    per_file = uploads_per_file(config)
     index = {(r["topic"], int(r["partition"]), off): i for i, (r, off) in enumerate(zip(records, placed))}
-    reaches_writer = [r.get("value") is not None or config.behavior_on_null_values == "write" for r in records]
+    written = [reaches_writer(config, r) for r in records]
 
     def trigger(o: Any) -> int:
         """The position of the record whose processing commits `o` (R3.1: a rotation commits
@@ -165,7 +175,7 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_star
         if o.rotation.startswith("R3.8"):
             return index[(o.topic, o.partition, o.committed_offset - 1)]
         later = [i for (t, p, off), i in index.items()
-                 if (t, p) == (o.topic, o.partition) and off >= o.committed_offset and reaches_writer[i]]
+                 if (t, p) == (o.topic, o.partition) and off >= o.committed_offset and written[i]]
         return min(later, default=len(records))
 
     dies = exp.task_failure
@@ -294,13 +304,12 @@ def clock_free_uploads(cfg: dict[str, str], records: list[dict[str, Any]], start
         return None
     if not config.wallclock_dependent or config.rotate_schedule_interval_ms > 0 or config.flush_size <= 0:
         return None  # a schedule's boundaries commit what is pending: uploads_after counts them
-    per_file = 1 + (config.store_kafka_keys and 1) + (config.store_kafka_headers and 1)
     written: dict[tuple[str, int], int] = {}
     for r in records[start:end]:
-        if r.get("value") is not None or config.behavior_on_null_values == "write":
+        if reaches_writer(config, r):
             tp = (r["topic"], int(r["partition"]))
             written[tp] = written.get(tp, 0) + 1
-    return sum(m // config.flush_size for m in written.values()) * per_file
+    return sum(m // config.flush_size for m in written.values()) * uploads_per_file(config)
 
 
 def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> list[FaultStep]:
