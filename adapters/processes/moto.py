@@ -1,6 +1,7 @@
 """moto's S3 server on a free loopback port, and a boto3 client for an endpoint."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 import urllib.error
@@ -8,6 +9,8 @@ import urllib.request
 from pathlib import Path
 
 from adapters.processes.managed import LOOPBACK, ManagedProcess, free_port, wait_until
+
+_REPO = Path(__file__).resolve().parents[2]  # the checkout holding `adapters`, for the server's -m
 
 
 def s3_client(endpoint: str):
@@ -52,8 +55,9 @@ class MotoS3Server:
     def start(self) -> "MotoS3Server":
         t0 = time.monotonic()
         self.proc = ManagedProcess(
-            "moto-s3", [sys.executable, "-m", "moto.server", "-H", LOOPBACK, "-p", str(self.port)],
-            self.log_path, env={"MOTO_PORT": str(self.port)}).start()
+            "moto-s3", self.command(), self.log_path,
+            env={"MOTO_PORT": str(self.port), "PYTHONPATH": os.pathsep.join(
+                p for p in (str(_REPO), os.environ.get("PYTHONPATH", "")) if p)}).start()
         try:
             wait_until(lambda: self._get("/moto-api/data.json") is not None, self.start_timeout_s,
                        f"moto's S3 server at {self.endpoint}", log=self.log_path, proc=self.proc)
@@ -63,6 +67,11 @@ class MotoS3Server:
             raise
         self.startup_s = time.monotonic() - t0
         return self
+
+    def command(self) -> list[str]:
+        """moto.server through adapters.processes.moto_server: its ETags computed under the key's
+        lock (moto 5.2.5 computes them unlocked, so concurrent requests cache a wrong one)."""
+        return [sys.executable, "-m", "adapters.processes.moto_server", "-H", LOOPBACK, "-p", str(self.port)]
 
     def _get(self, path: str) -> bytes | None:
         try:
