@@ -378,10 +378,12 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         signature=r"pre-conditions you specified did not hold",
         why="no upstream issue found; AwsS3StorageInterface.uploadFile puts with If-None-Match: *, so when the "
             "SDK retries a PutObject whose first attempt landed (a lost answer: multipart-lost-commit's dropped "
-            "response; once in --profile default's multipart-crash-in-part-four on an 18 MB file, the retry 80 ms "
-            "after S3's 200) S3 answers 412; PendingOperationsProcessors calls it a transient failure "
+            "response) S3 answers 412; PendingOperationsProcessors calls it a transient failure "
             "(NonFatalCloudSinkError, 'deferring to recommitPending') but CloudSinkTask.handleErrors throws a "
-            "ConnectException for it, which under the default THROW policy kills the task",
+            "ConnectException for it, which under the default THROW policy kills the task. (Its one sighting without "
+            "a lost answer, an 18 MB file of multipart-crash-in-part-four retried 80 ms after S3's 200, was moto's: "
+            "moto 5.2.5 computed the ETag unlocked, the SDK found it unlike the MD5 it sent and retried; sinkcheck's "
+            "S3 server now locks it, adapters.processes.moto_server)",
     ),
 )
 
