@@ -15,9 +15,12 @@ from tests.warm import given_run, warm_fixtures
 pytestmark = pytest.mark.kafka
 
 TARGET = "kafka-connect:lenses@11.7.2"
-# the zombie (a second worker, a minute alone on a stack) and the task killed by index errors as
-# many as its documented retries play in `sinkcheck run`, not here: the default test run's budget
-SCENARIOS = tuple(n for n in LENSES_OWN if n not in ("lenses-zombie-task", "lenses-500-on-index-as-many-as-retries"))
+# the zombie (a second worker, a minute alone on a stack), the task killed by index errors as
+# many as its documented retries and the one killed by a retried upload's 412 play in `sinkcheck
+# run`, not here: the default test run's budget (the last one's recorded runs replay offline in
+# tests/test_known_bugs.py)
+SCENARIOS = tuple(n for n in LENSES_OWN if n not in ("lenses-zombie-task", "lenses-500-on-index-as-many-as-retries",
+                                                     "lenses-lost-answer-to-an-upload"))
 
 
 stack, results = warm_fixtures(TARGET, SCENARIOS, "l")

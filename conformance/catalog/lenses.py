@@ -92,6 +92,23 @@ def errors_on_index_as_many_as_retries() -> Scenario:
                             FaultStep(300, "wait-fired", {"rule": "partition 0's index writes", "seconds": 60})])
 
 
+STAGED_DATA = {"operation": "PutObject", "key": ".temp-upload/*"}
+
+
+def lost_answer_to_an_upload() -> Scenario:
+    """S3 applies a data file's upload and its answer is lost: the S3 client retries the
+    PutObject of the staged `.temp-upload/` file, whose own If-None-Match: * now gets 412
+    (AwsS3StorageInterface.uploadFile). PendingOperationsProcessors calls it a transient upload
+    failure, but CloudSinkTask.handleErrors throws it as a ConnectException under the default
+    connect.s3.error.policy THROW: the task dies with the records after the last commit unwritten
+    (known bug lenses-retried-upload-412-kills-task; RETRY has Kafka Connect redeliver them)."""
+    return Scenario("lenses-lost-answer-to-an-upload", _lenses(), {"events": 3}, _records(300),
+                    faults=[FaultStep(150, "quiet", {"seconds": 60}),
+                            FaultStep(150, "s3", {**STAGED_DATA, "action": "drop-response", "nth": 1,
+                                                  "name": "a data upload"}),
+                            FaultStep(300, "wait-fired", {"rule": "a data upload", "seconds": 60})])
+
+
 def lost_offset_commit() -> Scenario:
     """The Connect group's last offset commit is lost: the task reads committed records again,
     and the indexes must keep them from landing twice."""
@@ -109,4 +126,4 @@ def zombie() -> Scenario:
 
 LENSES_OWN: dict[str, Callable[[], Scenario]] = {s().name: s for s in (
     e2e_1000, kill_between_data_and_index, errors_on_index, errors_on_index_as_many_as_retries,
-    lost_offset_commit, zombie)}
+    lost_answer_to_an_upload, lost_offset_commit, zombie)}
