@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, S3Object, StatusSample
+from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object,
+    StatusSample)
 from conformance.inputs import wire
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claims_for
@@ -142,7 +143,11 @@ def replay(fixture: dict[str, Any]) -> Replay:
     objects = tuple(S3Object(o["key"], o["size"], o["etag"], _unpack(o["body"]), at) for o in fixture["objects"])
     faults = [FaultEvent(f["kind"], dict(f["params"]), f["fired"], at, at, f.get("detail", ""),
                          restart_from=f.get("restart_from")) for f in fixture["faults"]]
+    # what was produced (a sink without a model commits up to each partition's log end: commit-progress)
+    produced = ProducedRecord.landed(wire.records_to_produce(scenario.connector, scenario.records,
+                                                             worker_converters(spec)), fixture["offsets"], at)
     obs = Observation(
+        produced=produced,
         bucket_samples=[BucketSample(at, objects, tuple(tuple(u) for u in fixture["open_uploads"]))],
         offset_samples=[OffsetSample(at, dict(fixture["committed"]))],
         faults=faults, quiet=fixture["quiet"],

@@ -374,7 +374,7 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
                 "commit-progress); the restarted task uploads the file again and goes on",
         workaround="connect.s3.error.policy=RETRY (Kafka Connect redelivers and the pending upload is retried "
                    "from the local file)",
-        scenarios=("multipart-lost-commit",),
+        scenarios=("lenses-lost-answer-to-an-upload", "multipart-lost-commit"),
         signature=r"pre-conditions you specified did not hold",
         why="no upstream issue found; AwsS3StorageInterface.uploadFile puts with If-None-Match: *, so when the "
             "SDK retries a PutObject whose first attempt landed (a lost answer: multipart-lost-commit's dropped "
