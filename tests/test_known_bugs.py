@@ -76,6 +76,13 @@ WORKAROUND_PAIRS: list[tuple[str, str, str, dict[str, str | None]]] = [
     # no release fixes it (#950 is after every release here): the eager default assignor, the override left out
     ("confluent-close-drops-kept-writers", "cooperative-worker-joins-then-leaves", "12.1.9",
      {"consumer.override.partition.assignment.strategy": None}),
+    # Lenses 11.7.2, no release fixes them: the tombstone skipped (behavior.on.null.values=ignore is
+    # sent as connect.s3.skip.null.values=true), and the RETRY error policy (Kafka Connect redelivers
+    # the batch and the upload is made again from the local file under a new staged name)
+    ("lenses-json-null-value-npe", "tombstones-amid-interval-rotation", "11.7.2",
+     {"behavior.on.null.values": "ignore"}),
+    ("lenses-retried-upload-412-kills-task", "lenses-lost-answer-to-an-upload", "11.7.2",
+     {"connect.s3.error.policy": "RETRY"}),
 ]
 
 
