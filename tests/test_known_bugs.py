@@ -167,6 +167,21 @@ def test_aiven_and_lenses_findings_of_the_default_runs_are_known_bugs_outside_th
                            "pre-conditions you specified did not hold (Service: S3, Status Code: 412")
 
 
+def test_lenses_cooperative_rebalance_bug_needs_the_cooperative_assignor_and_leaves_the_missing_lock_etag():
+    """Lenses 11.7.2 under CooperativeStickyAssignor: IndexManagerV2.open takes the added partitions
+    for the whole assignment and drops the kept ones' lock eTags (cooperative-worker-joins-then-leaves)."""
+    bug = BY_ID["lenses-cooperative-rebalance-drops-kept-partitions"]
+    cfg = dict(ALL_NAMED["cooperative-worker-joins-then-leaves"]().connector)
+    assert bug.needs(cfg) and not bug.needs(dict(ALL_NAMED["worker-joins-then-leaves"]().connector))
+    # the failed task's trace as Kafka Connect's status gave it (worker-1's log of the real run)
+    assert bug.matches("io.lenses.streamreactor.common.errors.FatalConnectException: fatal:\nGranular lock eTag for "
+                       "TopicPartition(Topic(events-r1),3)/partition=3_topic=events-r1 not in cache. This may indicate "
+                       "a zombie task whose cache entry was evicted. Failing to preserve fencing.")
+    # five 500s on one index write fail the task with another FatalConnectException: not this bug
+    assert not bug.matches("io.lenses.streamreactor.common.errors.FatalConnectException: fatal:\nerror writing file "
+                           "({...}) We encountered an internal error. Please try again.")
+
+
 def test_the_iceberg_first_commit_loss_applies_unless_the_control_topic_is_read_from_earliest():
     bug = BY_ID["iceberg-first-commit-lost"]
     cfg = dict(ALL_NAMED["iceberg-kill-during-first-commit"]().connector)

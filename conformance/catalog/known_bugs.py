@@ -360,6 +360,39 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
             "JsonFormatWriter.write, which writes them to the stream unchecked",
     ),
     KnownBug(
+        id="lenses-cooperative-rebalance-drops-kept-partitions",
+        sink="lenses",
+        title="A cooperative rebalance kills the task that keeps partitions: open() clears their lock state as if "
+              "revoked, close() drops every writer",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 11.7.2
+        fixed_in=(),
+        needs=_cooperative,
+        needs_text="consumer.override.partition.assignment.strategy=CooperativeStickyAssignor (cooperative "
+                   "rebalancing), with partitions added to a task that keeps others (tasks.max above one; a task "
+                   "or worker leaving or joining)",
+        symptom="the task given partitions while it keeps others logs \"Clearing stale state for N revoked "
+                "partition(s)\" naming the kept ones and \"Master lock update failed ... Master index not found\"; "
+                "at their next commit FatalConnectException \"Granular lock eTag for <partition> not in cache ... "
+                "Failing to preserve fencing\" (or, in another interleaving, a failed conditional index write, "
+                "\"error writing file\"); the task FAILED, its kept partitions' buffered records deleted with their "
+                "staging files, nothing after written until it is restarted",
+        workaround="keep the eager default assignor (no partition.assignment.strategy override); restart the "
+                   "failed task",
+        scenarios=("cooperative-worker-joins-then-leaves",),
+        signature=r"Granular lock eTag for [^\n]* not in cache|Master index not found",
+        why="no upstream issue found (one search of the connector's issues); under incremental cooperative "
+            "rebalancing (KIP-429) Kafka Connect's WorkerSinkTask calls SinkTask.open with the newly assigned "
+            "partitions only and close with the revoked ones only, but IndexManagerV2.open takes its argument for "
+            "the whole assignment: every partition it has a seeked offset for and that is not in it is 'stale', "
+            "and evictAllGranularLocks/clearTopicPartitionState drop the kept partitions' lock eTags "
+            "(IndexManagerV2.scala:240-255), so their next lock write has no eTag to fence on "
+            "(IndexManagerV2.scala:589, 795); CloudSinkTask.close ignores its argument and WriterManager.close "
+            "closes every writer, whose Writer.close deletes its staging file (WriterManager.scala:96-119, "
+            "Writer.scala:205-215), while the consumer does not rewind kept partitions",
+    ),
+    KnownBug(
         id="lenses-retried-upload-412-kills-task",
         sink="lenses",
         title="An upload its S3 client retries after the first attempt landed gets 412 and fails the task for good",
