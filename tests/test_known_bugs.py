@@ -83,6 +83,9 @@ WORKAROUND_PAIRS: list[tuple[str, str, str, dict[str, str | None]]] = [
      {"behavior.on.null.values": "ignore"}),
     ("lenses-retried-upload-412-kills-task", "lenses-lost-answer-to-an-upload", "11.7.2",
      {"connect.s3.error.policy": "RETRY"}),
+    # its affected run is the silent-loss interleaving: the task went on (no trace), 3 records lost
+    ("lenses-cooperative-rebalance-drops-kept-partitions", "cooperative-worker-joins-then-leaves", "11.7.2",
+     {"consumer.override.partition.assignment.strategy": None}),
 ]
 
 
@@ -97,7 +100,7 @@ def test_a_known_bug_fails_without_its_workaround_and_passes_with_it(bug_id, sce
     assert all(bad.result.scenario.connector.get(k) != v for k, v in workaround.items())
     witness = reproduction(bug, bad.result)
     assert witness is not None and reproduction(bug, good.result) is None
-    if bug.signature:
+    if bug.signature and bad.fixture["trace"]:  # a bug whose other symptom leaves the task running has none
         assert bug.matches(bad.fixture["trace"]), bad.fixture["trace"]
     assert good.result.status == "pass", [v.message for v in good.verdicts if v.status != "pass"]
 

@@ -376,8 +376,10 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
                 "partition(s)\" naming the kept ones and \"Master lock update failed ... Master index not found\"; "
                 "at their next commit FatalConnectException \"Granular lock eTag for <partition> not in cache ... "
                 "Failing to preserve fencing\" (or, in another interleaving, a failed conditional index write, "
-                "\"error writing file\"); the task FAILED, its kept partitions' buffered records deleted with their "
-                "staging files, nothing after written until it is restarted",
+                "\"error writing file\"); the task FAILED, nothing after written until it is restarted. Or the task "
+                "goes on and records are silently lost: close() deleted a kept partition's staging file, the consumer "
+                "does not rewind a kept partition, and its next file holds only later records (3 records lost, "
+                "commit stuck at 3 of 8)",
         workaround="keep the eager default assignor (no partition.assignment.strategy override); restart the "
                    "failed task",
         scenarios=("cooperative-worker-joins-then-leaves",),
