@@ -262,6 +262,12 @@ def _lenses_place(config: Mapping[str, str], s3: S3Location) -> dict[str, str]:
 def _lenses_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
     fmt = config.get("format.class", "JsonFormat").rsplit(".", 1)[-1]
     store_as = LENSES_FORMATS.get(fmt, "JSON")
+    bytes_only = config.get("value.converter", "").rsplit(".", 1)[-1] == "ByteArrayConverter"
+    if store_as == "JSON" and bytes_only:
+        # every value is bytes, which its JSON store cannot write (ToJsonDataConverter: "Cannot
+        # currently write byte array as json"): the task would stop at the first record. A Lenses
+        # user with byte values stores them as BYTES
+        store_as = "BYTES"
     # BYTES writes one record a file: Lenses refuses any other flush.count for it
     # (CloudSinkBucketOptions.validateCommitPolicyForBytesFormat)
     count = "1" if store_as == "BYTES" else config.get("flush.size", "50000")
@@ -271,8 +277,10 @@ def _lenses_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
     kcql = ";".join(lenses_kcql(bucket, "out", t, store_as, props) for t in topics)
     srcs = tuple(k for k in ("topics", "s3.bucket.name", "flush.size", "format.class") if k in config)
     out = [Counterpart(LENSES_KCQL, kcql, srcs,
-                       f"KCQL: the bucket, one statement per topic, {fmt} as "
-                       f"{LENSES_FORMATS.get(fmt, 'JSON')}, flush.size as 'flush.count', and 'flush.interval'="
+                       f"KCQL: the bucket, one statement per topic, {fmt} as {store_as}"
+                       + (" (the value converter's bytes, which its JSON store cannot write)"
+                          if bytes_only and fmt != "ByteArrayFormat" else "")
+                       + f", flush.size as 'flush.count', and 'flush.interval'="
                        f"{LENSES_FLUSH_INTERVAL_S} s so that a tail short of flush.count is written within the run "
                        "(Lenses' default is 1 h)")]
     if config.get("s3.region"):
