@@ -83,6 +83,8 @@ WORKAROUND_PAIRS: list[tuple[str, str, str, dict[str, str | None]]] = [
      {"behavior.on.null.values": "ignore"}),
     ("lenses-retried-upload-412-kills-task", "lenses-lost-answer-to-an-upload", "11.7.2",
      {"connect.s3.error.policy": "RETRY"}),
+    ("lenses-bytes-null-value-zero-byte-upload", "lenses-tombstone-as-bytes", "11.7.2",
+     {"connect.s3.skip.null.values": "true"}),
     # its affected run is the silent-loss interleaving: the task went on (no trace), 3 records lost
     ("lenses-cooperative-rebalance-drops-kept-partitions", "cooperative-worker-joins-then-leaves", "11.7.2",
      {"consumer.override.partition.assignment.strategy": None}),

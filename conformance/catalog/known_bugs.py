@@ -149,6 +149,19 @@ def _lenses_json_writes_nulls(cfg: dict[str, str]) -> bool:
     return json_store and not _is(cfg, "behavior.on.null.values", "ignore", "fail")
 
 
+def _lenses_bytes_writes_nulls(cfg: dict[str, str]) -> bool:
+    kcql = str(cfg.get("connect.s3.kcql", ""))
+    skip = _is(cfg, "connect.s3.skip.null.values", "true", "false")
+    if kcql:
+        return bool(re.search(r"STOREAS\s+`?BYTES`?", kcql, re.IGNORECASE)) and not skip
+    # a Confluent-shaped config as sinkcheck sends it (adapters.connect.profiles: ByteArrayFormat, or
+    # ByteArrayConverter values under JsonFormat, as BYTES)
+    fmt = str(cfg.get("format.class", "JsonFormat")).rsplit(".", 1)[-1]
+    bytes_only = str(cfg.get("value.converter", "")).rsplit(".", 1)[-1] == "ByteArrayConverter"
+    return (fmt == "ByteArrayFormat" or (fmt == "JsonFormat" and bytes_only)) and not skip and not _is(
+        cfg, "behavior.on.null.values", "ignore", "fail")
+
+
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         id="confluent-scheduled-rotation-npe",
@@ -395,6 +408,28 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
             "Writer.scala:205-215), while the consumer does not rewind kept partitions",
     ),
     KnownBug(
+        id="lenses-bytes-null-value-zero-byte-upload",
+        sink="lenses",
+        title="A null value (tombstone) under STOREAS `BYTES` kills the task unless null values are skipped",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 11.7.2
+        fixed_in=(),
+        needs=_lenses_bytes_writes_nulls,
+        needs_text="STOREAS `BYTES` (Confluent's ByteArrayFormat, or ByteArrayConverter values) and "
+                   "connect.s3.skip.null.values left false (behavior.on.null.values other than ignore)",
+        symptom="ConnectException \"fatal: nonFatal: zero byte upload prevented (<staging file>)\" and the task "
+                "FAILED at the tombstone's file; nothing after it is written",
+        workaround="connect.s3.skip.null.values=true (the tombstone is then not written)",
+        scenarios=("lenses-tombstone-as-bytes",),
+        signature=r"zero byte upload prevented",
+        why="no upstream issue found; BytesFormatWriter.convertToBytes writes a null value as an empty byte array "
+            "(BYTES holds one record a file), UploadableFile.validate then refuses the empty staged file "
+            "(ZeroByteFileError), which PendingOperationsProcessors returns as a NonFatalCloudSinkError and "
+            "CloudSinkTask.handleErrors throws as a ConnectException under the default THROW policy, on every "
+            "redelivery alike (--profile ci generated-003: ByteArrayFormat with behavior.on.null.values=write)",
+    ),
+    KnownBug(
         id="lenses-retried-upload-412-kills-task",
         sink="lenses",
         title="An upload its S3 client retries after the first attempt landed gets 412 and fails the task for good",
@@ -409,7 +444,8 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
                 "commit-progress); the restarted task uploads the file again and goes on",
         workaround="connect.s3.error.policy=RETRY (Kafka Connect redelivers and the pending upload is retried "
                    "from the local file)",
-        scenarios=("lenses-lost-answer-to-an-upload", "multipart-lost-commit"),
+        # (multipart-lost-commit loses the same answer, but its crash step restarts the failed task: it passes)
+        scenarios=("lenses-lost-answer-to-an-upload",),
         signature=r"pre-conditions you specified did not hold",
         why="no upstream issue found; AwsS3StorageInterface.uploadFile puts with If-None-Match: *, so when the "
             "SDK retries a PutObject whose first attempt landed (a lost answer: multipart-lost-commit's dropped "
