@@ -187,6 +187,19 @@ def test_lenses_cooperative_rebalance_bug_needs_the_cooperative_assignor_and_lea
                            "({...}) We encountered an internal error. Please try again.")
 
 
+def test_lenses_lock_write_failing_as_many_times_as_its_documented_retries_is_the_attempts_bug():
+    bug = BY_ID["lenses-http-max-retries-are-attempts"]
+    # the failed task's trace (worker-1 of `--profile ci` on 11.7.2, lenses-500-on-index-as-many-as-retries)
+    assert bug.matches('io.lenses.streamreactor.common.errors.FatalConnectException: error writing file '
+                       '({"owner":"206dfb29-274d-4892-a739-38e0dc9a99ad","committedOffset":null,"pendingState":null}) '
+                       'We encountered an internal error. Please try again. (Service: S3, Status Code: 500')
+    # the cooperative rebalance's FatalConnectException and the tombstones' are other bugs
+    assert not bug.matches("io.lenses.streamreactor.common.errors.FatalConnectException: fatal:\nGranular lock eTag")
+    assert not bug.matches("ConnectException: fatal:\n\nnonFatal:\nzero byte upload prevented (/tmp/x)")
+    assert not bug.matches('FatalConnectException: error writing file ({"owner":"x"}) At least one of the '
+                           'pre-conditions you specified did not hold (Service: S3, Status Code: 412')
+
+
 def test_the_iceberg_first_commit_loss_applies_unless_the_control_topic_is_read_from_earliest():
     bug = BY_ID["iceberg-first-commit-lost"]
     cfg = dict(ALL_NAMED["iceberg-kill-during-first-commit"]().connector)

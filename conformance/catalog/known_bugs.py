@@ -430,6 +430,31 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
             "redelivery alike (--profile ci generated-003: ByteArrayFormat with behavior.on.null.values=write)",
     ),
     KnownBug(
+        id="lenses-http-max-retries-are-attempts",
+        sink="lenses",
+        title="connect.s3.http.max.retries counts attempts, not retries: as many S3 errors on a lock write as it "
+              "documents retrying kill the task for good",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 11.7.2
+        fixed_in=(),
+        needs=lambda cfg: True,  # any config: the default 5 is five attempts in all
+        needs_text="any config (connect.s3.http.max.retries, default 5, is the S3 client's maxAttempts), when an "
+                   "index lock write meets as many S3 errors in a row",
+        symptom="FatalConnectException \"error writing file ({\"owner\":...}) We encountered an internal error\" "
+                "(status 500) and the task FAILED until restarted by hand, under every connect.s3.error.policy",
+        workaround="set connect.s3.http.max.retries one above the retries wanted (6 for the documented 5); a failed "
+                   "lock write still needs a task restart",
+        scenarios=("lenses-500-on-index-as-many-as-retries",),
+        # a server error on a lock write (a 412 there is fencing: another task wrote the lock)
+        signature=r"FatalConnectException: error writing file \(\{\"owner\"[^\n]*Status Code: 5\d\d",
+        why="no upstream issue found; the key is documented as \"Number of times to retry the http request\" "
+            "(S3ConfigSettings.HTTP_NBR_OF_RETRIES_DOC) but AwsS3ClientCreator.customiseRetryStrategy passes it "
+            "to the SDK as maxAttempts, the first attempt included; IndexManagerV2.update and "
+            "createNewIndexFileNoOverwrite make a failed lock write a FatalCloudSinkError, which "
+            "CloudSinkTask.handleErrors throws as FatalConnectException under every error policy",
+    ),
+    KnownBug(
         id="lenses-retried-upload-412-kills-task",
         sink="lenses",
         title="An upload its S3 client retries after the first attempt landed gets 412 and fails the task for good",
