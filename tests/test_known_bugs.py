@@ -69,6 +69,30 @@ def test_a_known_bug_fails_on_the_affected_version_with_its_witness_and_passes_o
     assert good.result.status == "pass"
 
 
+# (entry, scenario, release, the workaround's properties): the scenario recorded from the real
+# connector as it is (`{sink}-{release}--{scenario}.json`) and with the entry's workaround merged into
+# its config (`…--{scenario}--workaround.json`, `sinkcheck replay … --fixtures`): for the sinks whose
+# bug no release fixes yet, the workaround is the fixed side
+WORKAROUND_PAIRS: list[tuple[str, str, str, dict[str, str]]] = [
+]
+
+
+@pytest.mark.parametrize("bug_id,scenario,version,workaround", WORKAROUND_PAIRS, ids=[p[0] for p in WORKAROUND_PAIRS])
+def test_a_known_bug_fails_without_its_workaround_and_passes_with_it(bug_id, scenario, version, workaround):
+    bug = BY_ID[bug_id]
+    assert bug.affects(version) is not False and bug.workaround
+    bad, good = _replay(bug.sink, version, scenario), _replay(bug.sink, version, f"{scenario}--workaround")
+    assert bad.disagreements() == [] and good.disagreements() == []
+    config = dict(good.result.scenario.connector)
+    assert {k: config.get(k) for k in workaround} == workaround, "the workaround run did not carry the workaround"
+    assert all(bad.result.scenario.connector.get(k) != v for k, v in workaround.items())
+    witness = reproduction(bug, bad.result)
+    assert witness is not None and reproduction(bug, good.result) is None
+    if bug.signature:
+        assert bug.matches(bad.fixture["trace"]), bad.fixture["trace"]
+    assert good.result.status == "pass", [v.message for v in good.verdicts if v.status != "pass"]
+
+
 def test_the_scheduled_rotation_npe_is_the_task_failing_with_the_rotation_log_lines_trace():
     bad = _replay("confluent", "11.0.1", "rotate-schedule-steady-stream")
     liveness = next(v for v in bad.verdicts if v.property == "liveness")
