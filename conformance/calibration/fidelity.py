@@ -25,7 +25,6 @@ from typing import Any
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object,
                                   StatusSample)
 from conformance.inputs import wire
-from conformance.judging.checks.base import RunData
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claims_for
 from conformance.inputs.scenario import Scenario
@@ -183,8 +182,7 @@ class Replay:
 
 def replay(fixture: dict[str, Any]) -> Replay:
     """The fixture's final state checked against today's model by the suite's checkers."""
-    from conformance.playing.runner import RunResult, config_phases, model_config
-    from reference_impl.engine.model import expect, expect_phases
+    from conformance.playing.runner import RunResult, judged_run, model_config
 
     if fixture.get("format") != FIXTURE_FORMAT:
         raise ValueError(f"not a sinkcheck fidelity fixture (expected \"format\": \"{FIXTURE_FORMAT}\")")
@@ -217,15 +215,10 @@ def replay(fixture: dict[str, Any]) -> Replay:
     values = [r.value for r in records]
     claim = claims_for(kind, sent, scenario.faults, scenario.connector_version, any(v is None for v in values),
                        any(isinstance(v, (bytes, bytearray)) for v in values))[0]
-    cfg = model_config(scenario, kind)
-    expectation, phases = None, []
-    if cfg is not None:
-        phases = config_phases(scenario, kind, cfg, obs)
-        expectation = expect_phases(phases, records) if len(phases) > 1 else expect(cfg, records)
-    data = RunData(scenario, spec, obs, claim, cfg, expectation, records, phases=phases,
-                   sent=sent if sent != dict(scenario.connector) else {})
+    data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records,
+                      sent=sent if sent != dict(scenario.connector) else {})
     verdicts = run_checks(data)
-    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, expectation, verdicts, 0.0, Path(".")))
+    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, data.expectation, verdicts, 0.0, Path(".")))
 
 
 def sent_config(fixture: dict[str, Any], scenario: Scenario) -> dict[str, str]:
