@@ -188,6 +188,10 @@ def test_aiven_and_lenses_findings_of_the_default_runs_are_known_bugs_outside_th
     assert not npe.needs({**cfg, "format.class": "io.confluent.connect.s3.format.avro.AvroFormat"})
     # the task's trace as Kafka Connect's status gave it (tombstones-amid-interval-rotation on 11.7.2)
     assert npe.matches('java.lang.NullPointerException: Cannot read the array length because "b" is null')
+    # a bytes value under JSON dies in JsonFormatWriter too: its documented limitation, not this bug
+    assert not npe.matches("org.apache.kafka.connect.errors.ConnectException: Cannot currently write byte array as "
+                           "json\n\tat io.lenses.streamreactor.connect.cloud.common.formats.writer.JsonFormatWriter"
+                           ".write(JsonFormatWriter.scala:64)")
     retried = BY_ID["lenses-retried-upload-412-kills-task"]
     cfg = dict(ALL_NAMED["multipart-lost-commit"]().connector)
     assert retried.needs(cfg) and not retried.needs({**cfg, "connect.s3.error.policy": "RETRY"})

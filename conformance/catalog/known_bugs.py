@@ -367,7 +367,9 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
                 "is written",
         workaround="connect.s3.skip.null.values=true (the tombstone is then not written)",
         scenarios=("tombstones-amid-interval-rotation", "tombstones-amid-record-field-windows"),
-        signature=r"JsonFormatWriter|Cannot read the array length because \"b\" is null",
+        # the NPE's own message: JsonFormatWriter is also on the trace of a bytes value it cannot write
+        # ("Cannot currently write byte array as json", its documented limitation: --profile ci generated-018)
+        signature=r"Cannot read the array length because \"b\" is null",
         why="no upstream issue found (lensesio/stream-reactor#938 and #991 are about other null paths: Avro and "
             "the envelope); ToJsonDataConverter hands JsonConverter's null bytes for a null value to "
             "JsonFormatWriter.write, which writes them to the stream unchecked",
