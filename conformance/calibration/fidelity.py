@@ -5,7 +5,9 @@ A fixture holds the scenario (config with converters, records, faults), the offs
 landed at, the put boundaries where known (the real connector does not tell them: null), the
 faults as they fired (with the offsets a restart resumed from), and the connector's final state:
 every object with its bytes (gzip, base64), the open multipart uploads, the committed offsets,
-the task states, and the verdicts the run got. `replay` rebuilds that final state as an
+the task states, and the verdicts the run got. For a sink that keeps its own log (Iceberg's table)
+also the data files its reader sees (the current snapshot's: `committed_keys`) and the table's last
+sample, so its no-loss and no-duplicates are judged offline as they were in the run. `replay` rebuilds that final state as an
 observation and checks it against today's model with the same checkers: a fixture passes when
 every property that can be judged from the final state gets the verdict the real run got.
 
@@ -22,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.observation import BucketSample, FaultEvent, Observation, OffsetSample, S3Object, StatusSample
+from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, S3Object, StatusSample,
+                                  TableSample)
 from conformance.inputs import wire
 from conformance.judging.checks.base import RunData
 from conformance.judging.checks.run import run_checks
@@ -77,8 +80,23 @@ def fixture_of(result: Any, note: str = "") -> dict[str, Any]:
         "objects": [{"key": o.key, "size": o.size, "etag": o.etag, "body": _pack(o.body)}
                     for o in (final.objects if final else ())],
         "open_uploads": [list(u) for u in (final.open_uploads if final else ())],
+        # a sink with its own log (Iceberg's table, Spark's _spark_metadata): the data files its
+        # reader sees (the current snapshot's); None for a raw listing
+        "committed_keys": (list(final.committed_keys) if final is not None and final.committed_keys is not None
+                           else None),
+        "table": _table_of(obs),
         "verdicts": {v.property: v.status for v in result.verdicts},
     }
+
+
+def _table_of(obs: Any) -> dict[str, Any] | None:
+    """A table sink's last table sample (what the report shows of it), or None."""
+    t = obs.table_samples[-1] if getattr(obs, "table_samples", None) else None
+    if t is None:
+        return None
+    return {"table": t.table, "snapshot_id": t.snapshot_id, "data_files": list(t.data_files),
+            "record_count": t.record_count, "metadata_location": t.metadata_location,
+            "snapshots": [[sid, at, added, [list(kv) for kv in summary]] for sid, at, added, summary in t.snapshots]}
 
 
 # a scenario bigger than this (the multipart stories' 200 KiB records) is kept gzipped
@@ -144,12 +162,20 @@ def replay(fixture: dict[str, Any]) -> Replay:
     objects = tuple(S3Object(o["key"], o["size"], o["etag"], _unpack(o["body"]), at) for o in fixture["objects"])
     faults = [FaultEvent(f["kind"], dict(f["params"]), f["fired"], at, at, f.get("detail", ""),
                          restart_from=f.get("restart_from")) for f in fixture["faults"]]
+    committed = fixture.get("committed_keys")
     obs = Observation(
-        bucket_samples=[BucketSample(at, objects, tuple(tuple(u) for u in fixture["open_uploads"]))],
+        bucket_samples=[BucketSample(at, objects, tuple(tuple(u) for u in fixture["open_uploads"]),
+                                     tuple(committed) if committed is not None else None)],
         offset_samples=[OffsetSample(at, dict(fixture["committed"]))],
         faults=faults, quiet=fixture["quiet"],
         statuses=[StatusSample(at, fixture["connector_state"] or "RUNNING", tuple(fixture["task_states"]),
                                trace=fixture.get("trace"))])
+    if fixture.get("table"):
+        t = fixture["table"]
+        obs.table_samples = [TableSample(at, t["table"], t["snapshot_id"], tuple(t["data_files"]), t["record_count"],
+                                         tuple((sid, ts, added, tuple(tuple(kv) for kv in summary))
+                                               for sid, ts, added, summary in t["snapshots"]),
+                                         t.get("metadata_location"))]
     records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker_converters(spec))
     claim = claims_for(kind, scenario.connector, scenario.faults, scenario.connector_version)[0]
     cfg = model_config(scenario, kind)

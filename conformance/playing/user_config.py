@@ -37,6 +37,22 @@ def _short(value: Any, default: str = "") -> str:
     return str(value or default).strip().rsplit(".", 1)[-1]
 
 
+FILTER = "org.apache.kafka.connect.transforms.Filter"
+RECORD_IS_TOMBSTONE = "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone"
+
+
+def _drops_tombstones(cfg: dict[str, str], t: str) -> bool:
+    """Kafka's Filter under the RecordIsTombstone predicate (not negated): the tombstones never
+    reach the sink. Honoured where no model of the sink's files is applied (Iceberg, Camel, Aiven,
+    Lenses), whose checkers never ask a null value to be written; the S3 sink's model would need
+    to drop them before its fold."""
+    p = cfg.get(f"transforms.{t}.predicate", "").strip()
+    return (cfg.get(f"transforms.{t}.type", "").strip() == FILTER and bool(p)
+            and p in [x.strip() for x in cfg.get("predicates", "").split(",")]
+            and cfg.get(f"predicates.{p}.type", "").strip() == RECORD_IS_TOMBSTONE
+            and cfg.get(f"transforms.{t}.negate", "false").strip().lower() != "true")
+
+
 # --- the check --------------------------------------------------------------------------------
 def refusal(config: Mapping[str, str], s3_sink: bool = True, converted: bool = True) -> str | None:
     """Why sinkcheck cannot test a sink under `config`, naming the property and what to change;
@@ -46,7 +62,7 @@ def refusal(config: Mapping[str, str], s3_sink: bool = True, converted: bool = T
     records are Connect values already)."""
     cfg = {str(k): str(v) for k, v in config.items()}
     transforms = [t.strip() for t in cfg.get("transforms", "").split(",") if t.strip()]
-    if transforms:
+    if transforms and not (not s3_sink and all(_drops_tombstones(cfg, t) for t in transforms)):
         named = ", ".join(f"{t} ({cfg.get(f'transforms.{t}.type', 'no type')})" for t in transforms)
         return (f"transforms={cfg['transforms']}: {named}: sinkcheck's model applies no single message transform, so it "
                 "cannot say what the sink must write after one; remove `transforms` and the `transforms.*` properties "
