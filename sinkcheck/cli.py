@@ -206,6 +206,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
                              "the step from the file") from None
         finally:
             term.progress("")
+    if args.fixtures:
+        from conformance.calibration import fidelity
+
+        if result.target_info is None or not result.target_info.connector_version:
+            print(f"no fixture written: {target} is not a real connector whose version the worker reported",
+                  file=sys.stderr)
+        else:
+            print(f"fixture: {fidelity.save(result, Path(args.fixtures))}", file=sys.stderr)
     sets = [(result.claim, result.verdicts)] + list(getattr(result, "other_claims", []))
     for claim, verdicts in sets:
         if len(sets) > 1:  # a target with several claims (Spark: through its log, and a raw listing)
@@ -254,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "model@<version>, module:Class (default: the target the file records, else pysink)")
     r.add_argument("--plugin-path", action="append", default=[], help="Kafka Connect plugin directory (Confluent)")
     r.add_argument("--out", default=None, help="where the run's logs go (default .sinkcheck/replay/<name>)")
+    r.add_argument("--fixtures", default=None, help="write the run as a fidelity fixture here when the target is a real "
+                                                  "connector (conformance.calibration.fidelity: replayed offline "
+                                                  "through the model)")
     r.set_defaults(func=cmd_replay)
 
     from sinkcheck.audit_cmd import add_audit_parser

@@ -206,8 +206,11 @@ def test_generated_failure_is_shrunk(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "out" / "results.json").read_text())
     failed = [e for e in doc["results"] if e["status"] == "fail"]
     # shrunk to one record, and as many more as its file needs to be committed (conformance.generators.testable)
-    assert len(failed) == 1 and failed[0]["scenario"].endswith("-shrunk")
+    assert failed[0]["scenario"].endswith("-shrunk")
     assert failed[0]["records"] <= int(failed[0]["connector"]["flush.size"])
+    # the search went on past it: the later scenarios that fail the same way are shown, not shrunk again
+    shown = [e for e in failed if not e["scenario"].endswith("-shrunk")]
+    assert shown and all(f"fails as {failed[0]['scenario']} (no-loss / lost)" in e["notes"] for e in shown), shown
     assert Path(failed[0]["scenario_file"]).exists() and doc["seed"] == 0
 
 
@@ -231,7 +234,9 @@ def test_model_target_passes_named_scenario(tmp_path: Path) -> None:
 
 def test_progress_counts_scenarios_against_the_total_and_estimates_time_left(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(tmp_path, "--target", spec(PassingTarget), "--no-named", "--examples", "3", "--no-faults") in (Exit.OK, Exit.UNKNOWN)
+    # a fixed seed: the fake writes every value into one object, which some drawn formats cannot decode
+    assert run(tmp_path, "--target", spec(PassingTarget), "--no-named", "--examples", "3", "--no-faults",
+               "--profile", "ci") in (Exit.OK, Exit.UNKNOWN)
     err = capsys.readouterr().err
     assert "[sinkcheck] 0/3 scenarios done" in err
     assert "[sinkcheck] 2/3 scenarios done" in err and "s left" in err.split("2/3 scenarios done")[1].splitlines()[0]
@@ -300,9 +305,13 @@ def test_shrinking_keeps_the_property_and_the_anomaly(tmp_path: Path, monkeypatc
                "--profile", "ci") == Exit.FAILED
     doc = json.loads((tmp_path / "out" / "results.json").read_text())
     failed = [e for e in doc["results"] if e["status"] == "fail"]
-    assert len(failed) == 1 and failed[0]["scenario"].endswith("-shrunk") and failed[0]["records"] == 3
+    assert failed[0]["scenario"].endswith("-shrunk") and failed[0]["records"] == 3
     cells = {v["property"]: v["cell"] for v in failed[0]["verdicts"]}
     assert cells["no-loss"] == "fail" and cells["liveness"] == "pass" and "flaky" not in failed[0]
+    # the search went on and found the other bug, shrunk on its own below 3 records
+    died = [e for e in failed[1:] if e["scenario"].endswith("-shrunk")
+            and {v["property"]: v["cell"] for v in e["verdicts"]}["liveness"] == "fail"]
+    assert died and died[0]["records"] < 3
     assert any("failed otherwise" in n for n in doc["notes"]), doc["notes"]
 
 

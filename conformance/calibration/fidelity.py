@@ -27,7 +27,6 @@ from typing import Any
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, S3Object, StatusSample,
                                   TableSample)
 from conformance.inputs import wire
-from conformance.judging.checks.base import RunData
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claims_for
 from conformance.inputs.scenario import Scenario
@@ -150,8 +149,7 @@ class Replay:
 
 def replay(fixture: dict[str, Any]) -> Replay:
     """The fixture's final state checked against today's model by the suite's checkers."""
-    from conformance.playing.runner import RunResult, config_phases, model_config
-    from reference_impl.engine.model import expect, expect_phases
+    from conformance.playing.runner import RunResult, judged_run, model_config
 
     if fixture.get("format") != FIXTURE_FORMAT:
         raise ValueError(f"not a sinkcheck fidelity fixture (expected \"format\": \"{FIXTURE_FORMAT}\")")
@@ -178,14 +176,9 @@ def replay(fixture: dict[str, Any]) -> Replay:
                                          t.get("metadata_location"))]
     records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker_converters(spec))
     claim = claims_for(kind, scenario.connector, scenario.faults, scenario.connector_version)[0]
-    cfg = model_config(scenario, kind)
-    expectation, phases = None, []
-    if cfg is not None:
-        phases = config_phases(scenario, kind, cfg, obs)
-        expectation = expect_phases(phases, records) if len(phases) > 1 else expect(cfg, records)
-    data = RunData(scenario, spec, obs, claim, cfg, expectation, records, phases=phases)
+    data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records)
     verdicts = run_checks(data)
-    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, expectation, verdicts, 0.0, Path(".")))
+    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, data.expectation, verdicts, 0.0, Path(".")))
 
 
 def load(path: Path) -> dict[str, Any]:

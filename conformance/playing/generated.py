@@ -67,7 +67,10 @@ class _ClaimedFailure(Exception):
 def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomize: bool, max_records: int,
                   connector: dict[str, str] | None, version: str | None, with_faults: bool = True) -> None:
     """Generated scenarios through Hypothesis `@given`, so a failing one is shrunk; the
-    budget bounds generation and shrinking alike."""
+    budget bounds generation and shrinking alike. The search goes on after a failure: the batch
+    that found it is drawn again (the scenarios already run are skipped), and a later scenario
+    failing only in ways already found (property and anomaly) is reported as it is, not shrunk
+    again, so one failure does not hide another's cause."""
     from hypothesis import HealthCheck, Verbosity, given, settings
     from hypothesis import seed as hseed
     from hypothesis.errors import HypothesisException
@@ -80,8 +83,12 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     if n <= 0:
         return
     gen_dir = sess.out / "runs" / slug(spec)
-    attempts: dict[str, Any] = {"n": 0, "errored": False, "first_fail": None, "signature": None, "other": 0}
-    runs: list[Any] = []
+    counts: dict[str, Any] = {"n": 0, "errored": False}
+    # the failure being shrunk: the run that found it (its index in `reported`) and its signature
+    hunt: dict[str, Any] = {"original": None, "signature": None, "other": 0}
+    reported: list[Any] = []  # runs to record, in the order they ran (a found failure replaced by its reproducer)
+    tried: list[Any] = []  # shrink attempts: not reported
+    found: dict[tuple[str, str], str] = {}  # signatures of the failures already shrunk, and their reproducers' names
     best: list[Any] = []  # the latest (smallest) failing result seen while shrinking
     seen: set[str] = set()
     strategy = scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),  # the model applies none
@@ -89,72 +96,52 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
                          kinds=value_kinds_for(target_kind(spec)))
 
     def body(sc: Any) -> None:
-        if attempts["errored"] or sess.over_budget():
-            if sess.over_budget() and attempts["first_fail"] is None:
+        if counts["errored"] or sess.over_budget():
+            if sess.over_budget() and hunt["signature"] is None:
                 sess.skipped_budget += 1
             return
         sc = prepare(sc, connector=connector, version=version, seed=seed)
         if not selected(sc, spec, sess.props):
             return
-        shrinking = attempts["first_fail"] is not None
-        if not shrinking:  # every batch starts with the plainest scenario: run it once
+        shrinking = hunt["signature"] is not None
+        if not shrinking:  # every batch starts with the plainest scenario, and a batch drawn again repeats: run each once
             if sc.dumps() in seen:
                 return
             seen.add(sc.dumps())
-        k = attempts["n"]
-        attempts["n"] += 1
+        k = counts["n"]
+        counts["n"] += 1
         sc = dataclasses.replace(sc, name=f"generated-{k:03d}" + ("-shrink" if shrinking else ""))
         n_err = len(sess.errors)
         result = sess.run_one(sc, spec, "generated", gen_dir / f"gen-{k:03d}", record=False)
         if result is None:
             if len(sess.errors) > n_err:
-                attempts["errored"] = True  # no shrinking of internal errors
+                counts["errored"] = True  # no shrinking of internal errors
             return
-        runs.append(result)
         signatures = failure_signatures(result.all_verdicts())
-        if not signatures:
-            return
-        if attempts["signature"] is None:
-            attempts["first_fail"] = len(runs) - 1
-            attempts["signature"] = signatures[0]
-        elif attempts["signature"] not in signatures:
-            attempts["other"] += 1  # a smaller scenario failing otherwise is another failure: not this one
-            return
+        if not shrinking:
+            reported.append(result)
+            new = [s for s in signatures if s not in found]
+            if not new:  # passed, or failed only in ways already found and shrunk: shown as it is
+                if signatures:
+                    result.scenario = dataclasses.replace(result.scenario, notes=(
+                        "fails as " + ", ".join(sorted({f"{found[s]} ({' / '.join(s)})" for s in signatures}))
+                        + " did: not shrunk again"))
+                return
+            hunt["original"], hunt["signature"] = len(reported) - 1, new[0]
+        else:
+            tried.append(result)
+            if hunt["signature"] not in signatures:
+                hunt["other"] += 1  # a smaller scenario failing otherwise is another failure: not this one
+                return
         best[:] = [result]
         raise _ClaimedFailure(result)
 
-    final = None
-    for batch_seed, size in generation_batches(n, seed, derandomize):
-        test = hseed(batch_seed)(
-            settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
-                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
-                given(strategy)(body)))
-        try:
-            test()
-        except _ClaimedFailure as e:
-            final = e.result
-        except HypothesisException:
-            final = best[0] if best else None  # e.g. Flaky: the budget ran out while re-checking the shrunk example
-        except KeyboardInterrupt:  # stopped by a signal: the runs before any failure are kept, shrinking is not
-            for r in (runs if attempts["first_fail"] is None else runs[:attempts["first_fail"]]):
-                sess.record(r, "generated")
-            raise
-        except BaseException as e:  # a failure inside hypothesis carrying our failure in a group
-            inner = getattr(e, "exceptions", None)
-            found = [x for x in inner or [] if isinstance(x, _ClaimedFailure)]
-            if not found and not best:
-                raise
-            final = found[0].result if found else best[0]
-        if final is not None or attempts["errored"] or sess.over_budget():
-            break
-    first = attempts["first_fail"]
-    keep = runs if first is None else runs[:first]
-    for r in keep:
-        sess.record(r, "generated")
-    if final is not None:
-        original = runs[first] if first is not None else final
-        chosen = confirmed_failure(sess, spec, original, final, attempts["signature"] or failure_signatures(
-            final.all_verdicts())[0], gen_dir)
+    def settle(final: Any) -> None:
+        """Replay the failure found, put its reproducer where the run that found it was, and
+        start looking for the next one."""
+        original = reported[hunt["original"]] if hunt["original"] is not None else final
+        signature = hunt["signature"] or failure_signatures(final.all_verdicts())[0]
+        chosen = confirmed_failure(sess, spec, original, final, signature, gen_dir)
         if chosen is not original:
             shrunk = dataclasses.replace(chosen.scenario, name=original.scenario.name + "-shrunk",
                                          notes=f"shrunk by Hypothesis from {len(original.scenario.records)} records and "
@@ -162,14 +149,62 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
             chosen.scenario = shrunk
             dataclasses.replace(redacted_scenario(shrunk, sess.redactor), played_on={"target": spec}).save(
                 chosen.run_dir / "scenario.json")
-        if attempts["other"]:
-            sess.notes.append(f"{spec}: while shrinking {original.scenario.name} ({' / '.join(attempts['signature'] or ())}), "
-                              f"{attempts['other']} smaller scenarios failed otherwise; they were not taken as its reproducer")
-        sess.record(chosen, "generated")
-    kept = {str(r.run_dir) for r in sess.results}
-    for r in runs:  # shrink attempts that are not reported
-        if str(r.run_dir) not in kept:
-            shutil.rmtree(r.run_dir, ignore_errors=True)
+        if hunt["other"]:
+            sess.notes.append(f"{spec}: while shrinking {original.scenario.name} ({' / '.join(signature)}), "
+                              f"{hunt['other']} smaller scenarios failed otherwise; they were not taken as its reproducer")
+        if hunt["original"] is None:
+            reported.append(chosen)
+        else:
+            reported[hunt["original"]] = chosen
+        found[signature] = chosen.scenario.name
+        hunt.update(original=None, signature=None, other=0)
+        best.clear()
+
+    try:
+        for batch_seed, size in generation_batches(n, seed, derandomize):
+            test = hseed(batch_seed)(
+                settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
+                         suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
+                    given(strategy)(body)))
+            # a failure ends Hypothesis's pass over the batch: draw it again for the scenarios after
+            # it, as many times as it finds a failure of a new kind
+            for _ in range(1 + MAX_FAILURES_PER_BATCH):
+                final = None
+                try:
+                    test()
+                except _ClaimedFailure as e:
+                    final = e.result
+                except HypothesisException:
+                    final = best[0] if best else None  # e.g. Flaky: the budget ran out while re-checking the shrunk example
+                except BaseException as e:  # a failure inside hypothesis carrying our failure in a group
+                    if isinstance(e, KeyboardInterrupt):
+                        raise
+                    inner = getattr(e, "exceptions", None)
+                    caught = [x for x in inner or [] if isinstance(x, _ClaimedFailure)]
+                    if not caught and not best:
+                        raise
+                    final = caught[0].result if caught else best[0]
+                if final is None:
+                    break
+                settle(final)
+                if counts["errored"] or sess.over_budget():
+                    break
+            if counts["errored"] or sess.over_budget():
+                break
+    except KeyboardInterrupt:  # stopped by a signal: the runs before the failure being shrunk are kept, shrinking is not
+        del reported[hunt["original"] if hunt["original"] is not None else len(reported):]
+        raise
+    finally:
+        for r in reported:
+            sess.record(r, "generated")
+        kept = {str(r.run_dir) for r in sess.results}
+        for r in tried:  # shrink attempts that are not reported
+            if str(r.run_dir) not in kept:
+                shutil.rmtree(r.run_dir, ignore_errors=True)
+
+
+# failures of new kinds one batch may find before the search moves on to the next batch
+MAX_FAILURES_PER_BATCH = 3
 
 
 # how many times a failure found by generation is replayed before it is shown as the reproducer

@@ -195,6 +195,25 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
     return out, notes
 
 
+def judged_run(scenario: Scenario, target_spec: str, observation: Observation, claim: Claim, cfg: Any,
+               records: list[Any], object_format: Any = None, sent: dict[str, str] | None = None) -> RunData:
+    """What the checkers read of a run: the model's expectation for its records and config
+    phases (with the observed puts, where the target knows them, making wall-clock boundaries
+    exact), its files possible rather than required where a fault moved them. A fidelity
+    fixture's replay goes through here too, so offline judging is the run's own."""
+    kind = target_kind(target_spec)
+    expectation, phases = None, []
+    if cfg is not None:
+        phases = config_phases(scenario, kind, cfg, observation)
+        expectation = (expect_phases(phases, records) if len(phases) > 1
+                       else expect(cfg, records, put_schedule(observation, records)))
+        if not boundaries_hold(expectation, claim, observation):
+            expectation = replace(expectation, objects=[replace(o, certain=False) for o in expectation.objects])
+    return RunData(scenario, target_spec, observation, claim, cfg, expectation, records, object_format=object_format,
+                   phases=phases, boundaries=expectation is None or boundaries_hold(expectation, claim, observation),
+                   sent=sent or {})
+
+
 def boundaries_hold(expectation: Expectation, claim: Claim, observation: Observation) -> bool:
     """Whether the model's file boundaries bind this run. Two fired faults move them: an S3 fault
     in a run whose task dies (a retriable error sets its writer back (R1.5) while the others go
@@ -537,18 +556,10 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
                                                  detail="this target was run without the S3 fault front"))
     # what put() received: read with the converters the connector was given
     records = wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker, read_config=sent)
-    expectation, phases = None, []
-    if cfg is not None:
-        phases = config_phases(scenario, kind, cfg, observation)
-        with timer("model"):
-            # the observed puts, where the target knows them, make wall-clock boundaries exact
-            expectation = (expect_phases(phases, records) if len(phases) > 1
-                           else expect(cfg, records, put_schedule(observation, records)))
-        if not boundaries_hold(expectation, claim, observation):
-            expectation = replace(expectation, objects=[replace(o, certain=False) for o in expectation.objects])
-    data = RunData(scenario, target_spec, observation, claim, cfg, expectation, records,
-                   object_format=getattr(tgt, "object_format", None), phases=phases,
-                   boundaries=expectation is None or boundaries_hold(expectation, claim, observation), sent=sent)
+    with timer("model"):
+        data = judged_run(scenario, target_spec, observation, claim, cfg, records,
+                          object_format=getattr(tgt, "object_format", None), sent=sent)
+    expectation = data.expectation
     with timer("check"):
         verdicts = run_checks(data)
         others = [(c, run_checks(replace(data, claim=c))) for c in claims[1:]]
