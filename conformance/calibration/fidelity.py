@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, S3Object, StatusSample,
-                                  TableSample)
+from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object,
+                                  StatusSample, TableSample)
 from conformance.inputs import wire
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claims_for
@@ -174,6 +174,9 @@ def replay(fixture: dict[str, Any]) -> Replay:
                                          tuple((sid, ts, added, tuple(tuple(kv) for kv in summary))
                                                for sid, ts, added, summary in t["snapshots"]),
                                          t.get("metadata_location"))]
+    # what was produced, where it landed (a sink judged without a model commits up to each log end)
+    obs.produced = [ProducedRecord(r["topic"], int(r["partition"]), off, r.get("timestamp"), None, None, (), at)
+                    for r, off in zip(scenario.records, fixture["offsets"])]
     records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker_converters(spec))
     claim = claims_for(kind, scenario.connector, scenario.faults, scenario.connector_version)[0]
     data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records)
