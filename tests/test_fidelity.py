@@ -61,3 +61,18 @@ def test_a_table_sinks_fixture_is_judged_through_the_tables_current_snapshot():
     listed = copy.deepcopy(fx)
     listed["committed_keys"] = [data]
     assert {v.property: v.status for v in fidelity.replay(listed).verdicts}["no-loss"] == "pass"
+
+
+def test_a_fixture_is_judged_under_the_claim_its_run_had():
+    """The replay claims what the run claimed: for the config the connector was sent and the
+    values its converters read. Camel 4.18.0 with a tombstone and no errant-record reporter
+    claims neither liveness nor commit-progress (the task dies on it), so the real run passed
+    with both failing as measured; a replay that claimed them for the scenario's config alone
+    said fail."""
+    fx = fidelity.load(Path(__file__).parent / "fidelity" / "camel-4.18.0--null-value-stops-the-task.json")
+    assert fx["task_states"] == ["FAILED"]
+    r = fidelity.replay(fx)
+    assert not {"liveness", "commit-progress"} & r.result.claim.properties
+    live = {v.property: v for v in r.verdicts}["liveness"]
+    assert live.status == "fail" and not live.claimed
+    assert r.result.status == "pass" and not r.disagreements()

@@ -30,7 +30,7 @@ from conformance.inputs import wire
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claims_for
 from conformance.inputs.scenario import Scenario
-from conformance.inputs.targets import target_kind, worker_converters
+from conformance.inputs.targets import target_kind, translation_for, worker_converters
 from conformance.judging.verdicts import Verdict
 
 FIXTURE_FORMAT = "sinkcheck.fidelity/1"
@@ -177,9 +177,16 @@ def replay(fixture: dict[str, Any]) -> Replay:
     # what was produced, where it landed (a sink judged without a model commits up to each log end)
     obs.produced = [ProducedRecord(r["topic"], int(r["partition"]), off, r.get("timestamp"), None, None, (), at)
                     for r, off in zip(scenario.records, fixture["offsets"])]
-    records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker_converters(spec))
-    claim = claims_for(kind, scenario.connector, scenario.faults, scenario.connector_version)[0]
-    data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records)
+    # as the run judged it (conformance.playing.runner): the config the connector was sent (a
+    # translation's), the records as its converters read them, the claim for the values they hold
+    translation = translation_for(spec, scenario.connector)
+    sent = translation.config if translation is not None else dict(scenario.connector)
+    records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker_converters(spec),
+                                read_config=sent)
+    null_values = any(r.value is None for r in records)
+    bytes_values = any(isinstance(r.value, (bytes, bytearray)) for r in records)
+    claim = claims_for(kind, sent, scenario.faults, scenario.connector_version, null_values, bytes_values)[0]
+    data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records, sent=sent)
     verdicts = run_checks(data)
     return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, data.expectation, verdicts, 0.0, Path(".")))
 
