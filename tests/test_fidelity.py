@@ -76,3 +76,30 @@ def test_a_fixture_is_judged_under_the_claim_its_run_had():
     live = {v.property: v for v in r.verdicts}["liveness"]
     assert live.status == "fail" and not live.claimed
     assert r.result.status == "pass" and not r.disagreements()
+
+
+def test_a_table_sink_whose_files_never_reached_its_table_tested_something():
+    """A run that tested nothing is one whose sink wrote nothing a reader could be shown. Iceberg
+    1.12.0 losing its first commit wrote a data file of all 300 records that no snapshot lists:
+    that run tested the sink (and failed no-loss), while the tombstone before the table killed
+    the task before any file, which tests nothing beyond the task's death."""
+    lost = fidelity.replay(fidelity.load(Path(__file__).parent / "fidelity"
+                                         / "iceberg-1.12.0--iceberg-kill-during-first-commit.json")).result
+    assert lost.status == "fail" and lost.untested is None
+    dead = fidelity.replay(fidelity.load(Path(__file__).parent / "fidelity"
+                                         / "iceberg-1.12.0--iceberg-tombstone-first.json")).result
+    assert dead.status == "fail" and dead.untested
+
+
+def test_failed_runs_that_name_why_they_tested_nothing_do_not_make_most_runs_untested():
+    """`--examples 0 --scenario iceberg-kill-during-first-commit --scenario iceberg-tombstone-first`
+    on Iceberg 1.12.0 said "FAIL: 2 runs: 0 passed, 2 failed" and then "most runs (0 of 2) tested
+    nothing": a failure is a result, counted as neither."""
+    from types import SimpleNamespace
+
+    from conformance.judging.untested import dominated
+
+    failed = [SimpleNamespace(status="fail", untested="the task died at start before any object")] * 2
+    assert not dominated(failed)
+    unknown = [SimpleNamespace(status="unknown", untested="no record was produced")] * 2
+    assert dominated(unknown + failed[:1]) and not dominated(unknown[:1] + failed)

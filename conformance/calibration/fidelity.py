@@ -28,6 +28,7 @@ from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetS
                                   StatusSample, TableSample)
 from conformance.inputs import wire
 from conformance.judging.checks.run import run_checks
+from conformance.judging.untested import untested_reason
 from conformance.judging.claims import claims_for
 from conformance.inputs.scenario import Scenario
 from conformance.inputs.targets import target_kind, translation_for, worker_converters
@@ -188,7 +189,8 @@ def replay(fixture: dict[str, Any]) -> Replay:
     claim = claims_for(kind, sent, scenario.faults, scenario.connector_version, null_values, bytes_values)[0]
     data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records, sent=sent)
     verdicts = run_checks(data)
-    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, data.expectation, verdicts, 0.0, Path(".")))
+    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, data.expectation, verdicts, 0.0, Path("."),
+                                               untested=untested_reason(data)))
 
 
 def load(path: Path) -> dict[str, Any]:
