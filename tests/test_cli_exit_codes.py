@@ -209,6 +209,7 @@ def test_generated_failure_is_shrunk(tmp_path: Path) -> None:
     assert failed[0]["scenario"].endswith("-shrunk")
     assert failed[0]["records"] <= int(failed[0]["connector"]["flush.size"])
     # the search went on past it: the later scenarios that fail the same way are shown, not shrunk again
+    assert len(doc["results"]) == 5  # as many scenarios as asked: a batch drawn again runs only the rest of its share
     shown = [e for e in failed if not e["scenario"].endswith("-shrunk")]
     assert shown and all(f"fails as {failed[0]['scenario']} (no-loss / lost)" in e["notes"] for e in shown), shown
     assert Path(failed[0]["scenario_file"]).exists() and doc["seed"] == 0

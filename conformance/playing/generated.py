@@ -83,7 +83,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     if n <= 0:
         return
     gen_dir = sess.out / "runs" / slug(spec)
-    counts: dict[str, Any] = {"n": 0, "errored": False}
+    counts: dict[str, Any] = {"n": 0, "errored": False, "batch": 0, "batch_size": 0}
     # the failure being shrunk: the run that found it (its index in `reported`) and its signature
     hunt: dict[str, Any] = {"original": None, "signature": None, "other": 0}
     reported: list[Any] = []  # runs to record, in the order they ran (a found failure replaced by its reproducer)
@@ -105,9 +105,10 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
             return
         shrinking = hunt["signature"] is not None
         if not shrinking:  # every batch starts with the plainest scenario, and a batch drawn again repeats: run each once
-            if sc.dumps() in seen:
-                return
+            if sc.dumps() in seen or counts["batch"] >= counts["batch_size"]:
+                return  # a batch drawn again after a failure runs only the rest of its share
             seen.add(sc.dumps())
+            counts["batch"] += 1
         k = counts["n"]
         counts["n"] += 1
         sc = dataclasses.replace(sc, name=f"generated-{k:03d}" + ("-shrink" if shrinking else ""))
@@ -166,8 +167,9 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
                 settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
                          suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
                     given(strategy)(body)))
-            # a failure ends Hypothesis's pass over the batch: draw it again for the scenarios after
-            # it, as many times as it finds a failure of a new kind
+            # a failure ends Hypothesis's pass over the batch: draw it again for the rest of the
+            # batch's scenarios, as many times as it finds a failure of a new kind
+            counts.update(batch=0, batch_size=size)
             for _ in range(1 + MAX_FAILURES_PER_BATCH):
                 final = None
                 try:
