@@ -5,11 +5,12 @@ A fixture holds the scenario (config with converters, records, faults), the offs
 landed at, the put boundaries where known (the real connector does not tell them: null), the
 faults as they fired (with the offsets a restart resumed from), and the connector's final state:
 every object with its bytes (gzip, base64), the open multipart uploads, the committed offsets,
-the task states, and the verdicts the run got. For a sink that keeps its own log (Iceberg's table)
-also the data files its reader sees (the current snapshot's: `committed_keys`) and the table's last
-sample, so its no-loss and no-duplicates are judged offline as they were in the run. `replay` rebuilds that final state as an
-observation and checks it against today's model with the same checkers: a fixture passes when
-every property that can be judged from the final state gets the verdict the real run got.
+the task states, and the verdicts the run got. For a sink that keeps its own log (Iceberg's
+table) also the data files its reader sees (the current snapshot's: `committed_keys`) and the
+table's last sample, so its no-loss and no-duplicates are judged offline as in the run. `replay`
+rebuilds that final state as an observation and checks it against today's model with the same
+checkers, under the claim the run had: a fixture passes when every property that can be judged
+from the final state gets the verdict the real run got.
 
     sinkcheck run --target kafka-connect:confluent@12.1.9 --fixtures tests/fidelity …   # write them
     python -m conformance.calibration.fidelity tests/fidelity/*.json                              # replay them
@@ -28,8 +29,8 @@ from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetS
                                   StatusSample, TableSample)
 from conformance.inputs import wire
 from conformance.judging.checks.run import run_checks
-from conformance.judging.untested import untested_reason
 from conformance.judging.claims import claims_for
+from conformance.judging.untested import untested_reason
 from conformance.inputs.scenario import Scenario
 from conformance.inputs.targets import target_kind, translation_for, worker_converters
 from conformance.judging.verdicts import Verdict
