@@ -255,3 +255,56 @@ def test_lenses_skips_tombstones_where_the_scenario_ignores_them():
     assert t.config["connect.s3.skip.null.values"] == "true" and "behavior.on.null.values" not in t.dropped
     w = translate({"topics": "t", "behavior.on.null.values": "write"}, PROFILES["lenses"])
     assert "connect.s3.skip.null.values" not in w.config and "behavior.on.null.values" in w.dropped
+
+
+def test_a_csv_row_short_of_aivens_fields_is_no_tombstone_but_an_unreadable_object():
+    """A csv line of fewer columns than format.output.fields lacked its `value` and was read as a
+    tombstone, holding no record: a record missing from a row went unnoticed. PlainOutputStreamWriter
+    writes every field, an empty one for null (a tombstone's value: `azE=,,1,5`), so a missing column
+    is no row of Aiven's: the object cannot be read, and RunData says so."""
+    import pytest
+
+    fields = {"format.output.fields": "key,value,offset,timestamp"}
+    with pytest.raises(ValueError, match="3 columns where format.output.fields names 4"):
+        aiven_rows(b"azE=,1,5\n", fields)
+    with pytest.raises(ValueError):
+        decode_aiven(b"azE=,eyJzZXEiOiAyfQ==,2,6,7\n", fields)
+    # a value written raw (encoding none) may hold commas: it is what lies between its neighbours
+    raw = {**fields, "format.output.fields.value.encoding": "none"}
+    assert aiven_rows(b'azM=,{"seq":3,"ts":4},3,9\n', raw) == [
+        {"key": "azM=", "value": '{"seq":3,"ts":4}', "offset": "3", "timestamp": "9"}]
+    # a value-only object: a tombstone is an empty line, no row
+    assert decode_aiven(b"eyJzZXEiOiAyfQ==\n\neyJzZXEiOiAzfQ==\n", {}) == [b'{"seq": 2}', b'{"seq": 3}']
+
+
+def test_aivens_csv_reads_values_through_bytearrayconverter_as_its_readme_requires():
+    """Aiven's README: for csv "the value.converter property must be set to ByteArrayConverter";
+    AbstractValuePlainWriter takes a BYTES schema only and throws on a null one, which is what
+    JsonConverter gives a tombstone. A scenario's csv (ByteArrayFormat) is sent with ByteArrayConverter
+    whatever converter it names: the bytes produced land as they are and are still told apart."""
+    from conformance.inputs import wire
+    from conformance.inputs.scenario import record_seq, seq_value
+
+    base = {"topics": "t", "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "true"}
+    t = translate(base, PROFILES["aiven"])
+    assert t.config["format.output.type"] == "csv"
+    assert t.config["value.converter"] == "org.apache.kafka.connect.converters.ByteArrayConverter"
+    assert "value.converter.schemas.enable" not in t.config and "value.converter" in t.mapped
+    # the worker's default (JsonConverter with schemas) is made explicit, then replaced
+    assert translate({k: v for k, v in base.items() if not k.startswith("value.")}, PROFILES["aiven"],
+                     {"value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+                     ).config["value.converter"].endswith("ByteArrayConverter")
+    jsonl = translate({**base, "format.class": "JsonFormat"}, PROFILES["aiven"])
+    assert jsonl.config["value.converter"] == "org.apache.kafka.connect.json.JsonConverter"
+    # a bytes value under JsonConverter reaches Aiven as the envelope's bytes, which hold the seq,
+    # and a tombstone as a null value (an empty csv column), not a missing schema
+    recs = [{"topic": "t", "partition": 0, "key": "k0", "value": seq_value(0, "bytes", converter="json-schemas"),
+             "timestamp": 1, "headers": []},
+            {"topic": "t", "partition": 0, "key": "k1", "value": None, "timestamp": 2, "headers": []}]
+    got = wire.sink_records(base, recs, [0, 1], read_config=t.config)
+    assert isinstance(got[0].value, bytes) and record_seq(got[0].value) == 0
+    assert got[1].value is None
+    body = f"{base64.b64encode(got[0].value).decode()},0,1\n,1,2\n".encode()
+    assert [record_seq(v) for v in decode_aiven(body, {"format.output.fields": "value,offset,timestamp"})] == [0]

@@ -93,6 +93,8 @@ WORKAROUND_PAIRS: list[tuple[str, str, str, dict[str, str | None]]] = [
     # apache/camel-kafka-connector#1300 is closed, 4.18.0 still fails: an errant-record reporter skips the exchange
     ("camel-null-value-kills-task", "null-value-stops-the-task", "4.18.0",
      {"errors.tolerance": "all", "errors.log.enable": "true"}),
+    # no release fixes it: the compression named, which the default template then reads
+    ("aiven-default-name-without-gz", "aiven-default-template-csv", "3.4.2", {"file.compression.type": "gzip"}),
 ]
 
 
@@ -111,6 +113,27 @@ def test_a_known_bug_fails_without_its_workaround_and_passes_with_it(bug_id, sce
     if bug.signature:
         assert bug.matches(bad.fixture["trace"]), bad.fixture["trace"]
     assert good.result.status == "pass", [v.message for v in good.verdicts if v.status != "pass"]
+
+
+def test_aivens_zombie_overwrite_fails_with_its_witness_and_has_no_workaround():
+    """aiven-zombie-task recorded on the real Aiven 3.4.2 (`sinkcheck replay … --fixtures`, the fifth
+    try: the overwrite needs the first owner's 2 s offset flush not to fall in the 1 s between the
+    records and the pause). The new owner wrote <topic>-<p>-0 with offsets 0-99 and committed 100;
+    the resumed zombie flushed its buffer (0-49) over it, so 50-99 were committed but not in S3
+    until a later flush wrote them again: commit-safety, which the fixture's samples decide
+    offline. No workaround: no upload of Aiven's is conditional, and no template variable tells two
+    tasks' files of one partition and start offset apart."""
+    bug = BY_ID["aiven-zombie-overwrites-newer-object"]
+    assert bug.workaround is None and bug.affects("3.4.2") is not False
+    bad = _replay("aiven", "3.4.2", "aiven-zombie-task")
+    assert "samples" in bad.fixture and bad.disagreements() == []
+    failed = {v.property for v in bad.verdicts if v.status == "fail"}
+    assert "commit-safety" in failed and bad.result.status == "fail"
+    witness = reproduction(bug, bad.result)
+    assert witness is not None and "was committed to 100 but offset 50 was not in S3" in witness
+    # the final state alone is whole again: without the samples the run replays as a pass
+    final_only = fidelity.replay({k: v for k, v in bad.fixture.items() if k != "samples"})
+    assert final_only.result.status == "pass" and reproduction(bug, final_only.result) is None
 
 
 def test_the_scheduled_rotation_npe_is_the_task_failing_with_the_rotation_log_lines_trace():

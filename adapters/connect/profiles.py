@@ -162,6 +162,8 @@ AIVEN_FIELDS = "key,value,offset,timestamp"
 AIVEN_CSV_FIELDS_WITHOUT_KEY = "value,offset,timestamp"
 # the key converters Aiven's csv output takes ("The key.converter property must be set to ...")
 AIVEN_CSV_KEY_CONVERTERS = ("ByteArrayConverter", "StringConverter")
+# the value converter it takes ("The value.converter property must be set to ...ByteArrayConverter")
+AIVEN_CSV_VALUE_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
 
 
 def _aiven_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
@@ -178,6 +180,16 @@ def _aiven_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
     out.append(Counterpart("format.output.type", output, ("format.class",) if "format.class" in config else (),
                            f"{fmt} records as Aiven's {output}" + (" (the value base64, as Aiven's csv writes bytes)"
                                                                    if output == "csv" else "")))
+    value_conv = config.get("value.converter", JSON_CONVERTER)
+    if output == "csv" and value_conv.rsplit(".", 1)[-1] != AIVEN_CSV_VALUE_CONVERTER.rsplit(".", 1)[-1]:
+        # AbstractValuePlainWriter takes a BYTES value schema only, and a null one (JsonConverter's
+        # tombstone) throws in flush(), every offset commit with it: its README has csv values come
+        # through ByteArrayConverter. The bytes produced land as they are (a JsonConverter's
+        # envelope too, which holds the record's seq)
+        srcs = ("value.converter",) + tuple(k for k in config if k.startswith("value.converter."))
+        out.append(Counterpart("value.converter", AIVEN_CSV_VALUE_CONVERTER, srcs,
+                               f"Aiven's csv takes values only through ByteArrayConverter (its README; here "
+                               f"{value_conv.rsplit('.', 1)[-1]}): the bytes produced are written as they are, base64"))
     key_conv = config.get("key.converter", JSON_CONVERTER).rsplit(".", 1)[-1]
     if output == "csv" and key_conv not in AIVEN_CSV_KEY_CONVERTERS:
         # KeyPlainWriter takes a STRING or BYTES key schema only (a null one throws in flush(),

@@ -32,13 +32,16 @@ from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claims_for
 from conformance.judging.untested import untested_reason
 from conformance.inputs.scenario import Scenario
-from conformance.inputs.targets import target_kind, translation_for, worker_converters
+from conformance.inputs.targets import target_kind, worker_converters
 from conformance.judging.verdicts import Verdict
 
 FIXTURE_FORMAT = "sinkcheck.fidelity/1"
 # what the final state alone decides (the others need samples taken during the run)
 FINAL_STATE_PROPERTIES = ("no-loss", "no-duplicates", "exact-object-set", "atomic-visibility", "contents",
                           "commit-progress", "naming", "rotation", "file-count", "multipart-hygiene", "liveness")
+# what only the samples taken during the run decide: a fixture keeps them (`samples`) where the real
+# run failed one of these, and is then compared on them too
+SAMPLED_PROPERTIES = ("commit-safety",)
 # properties added after a fixture was taken: the real connector's objects are what the model
 # must encode, so a fixture without a verdict for them stands for a pass
 IMPLIED_PASS = ("contents",)
@@ -68,6 +71,9 @@ def fixture_of(result: Any, note: str = "") -> dict[str, Any]:
                       "s3_server": info.s3_server if info else None},
         "note": note,
         **_scenario_field(result.scenario.to_json()),
+        # the config the connector was sent where it is not the scenario's (a translation for another
+        # sink, adapters.connect.profiles): its own objects are read by it (Aiven's fields, names)
+        "sent": _sent_of(result),
         "offsets": offsets,
         "puts": None,
         "faults": [{"kind": f.kind, "params": _plain(f.params), "fired": f.fired, "detail": f.detail,
@@ -87,6 +93,7 @@ def fixture_of(result: Any, note: str = "") -> dict[str, Any]:
                            else None),
         "table": _table_of(obs),
         "verdicts": {v.property: v.status for v in result.verdicts},
+        **_samples_field(obs, result.verdicts),
     }
 
 
@@ -98,6 +105,48 @@ def _table_of(obs: Any) -> dict[str, Any] | None:
     return {"table": t.table, "snapshot_id": t.snapshot_id, "data_files": list(t.data_files),
             "record_count": t.record_count, "metadata_location": t.metadata_location,
             "snapshots": [[sid, at, added, [list(kv) for kv in summary]] for sid, at, added, summary in t.snapshots]}
+
+
+def _samples_field(obs: Observation, verdicts: list[Verdict]) -> dict[str, Any]:
+    """The bucket listings and offset commits sampled during the run, where it failed a property
+    only they decide (SAMPLED_PROPERTIES): each body once (by ETag), each run of equal listings
+    once with the times it was read."""
+    if not any(v.property in SAMPLED_PROPERTIES and v.status == "fail" for v in verdicts):
+        return {}
+    bodies: dict[str, str | None] = {}
+    bucket: list[dict[str, Any]] = []
+    for b in sorted(obs.bucket_samples, key=lambda b: b.at_ms):
+        for o in b.objects:
+            if bodies.get(o.etag) is None:
+                bodies[o.etag] = _pack(o.body)
+        state = {"objects": [[o.key, o.size, o.etag] for o in b.objects],
+                 "open_uploads": [list(u) for u in b.open_uploads],
+                 "committed_keys": None if b.committed_keys is None else list(b.committed_keys)}
+        if bucket and {k: v for k, v in bucket[-1].items() if k != "at"} == state:
+            bucket[-1]["at"].append(b.at_ms)
+        else:
+            bucket.append({"at": [b.at_ms], **state})
+    return {"samples": {
+        "bodies": bodies, "bucket": bucket,
+        "offsets": [[o.at_ms, o.committed, o.generation] for o in obs.offset_samples],
+        "produced_at": [p.at_ms for p in obs.produced],
+        "fault_times": [[f.at_ms, f.until_ms] for f in obs.faults]}}
+
+
+def _sampled(fixture: dict[str, Any]) -> tuple[list[BucketSample], list[OffsetSample]]:
+    smp = fixture["samples"]
+    bodies = smp["bodies"]
+    bucket = [BucketSample(at, tuple(S3Object(k, size, etag, _unpack(bodies.get(etag)), at) for k, size, etag in b["objects"]),
+                           tuple(tuple(u) for u in b["open_uploads"]),
+                           None if b.get("committed_keys") is None else tuple(b["committed_keys"]))
+              for b in smp["bucket"] for at in b["at"]]
+    offsets = [OffsetSample(at, dict(committed), generation) for at, committed, generation in smp["offsets"]]
+    return bucket, offsets
+
+
+def _sent_of(result: Any) -> dict[str, str] | None:
+    t = getattr(result, "translation", None)
+    return dict(t.config) if t is not None and not t.given else None
 
 
 # a scenario bigger than this (the multipart stories' 200 KiB records) is kept gzipped
@@ -139,9 +188,10 @@ class Replay:
     def disagreements(self) -> list[str]:
         """Final-state properties whose verdict today differs from the real run's."""
         real = {**{p: "pass" for p in IMPLIED_PASS}, **self.fixture["verdicts"]}
+        judged = FINAL_STATE_PROPERTIES + (SAMPLED_PROPERTIES if "samples" in self.fixture else ())
         out = []
         for v in self.verdicts:
-            if v.property in FINAL_STATE_PROPERTIES and v.property in real and v.status != real[v.property]:
+            if v.property in judged and v.property in real and v.status != real[v.property]:
                 out.append(f"{v.property}: the real connector's run was {real[v.property]}, the model now says "
                            f"{v.status}: {v.message}"
                            + "".join(f"\n    {w.anomaly}: {w.explanation} {list(w.keys)} {list(w.offsets)}"
@@ -160,13 +210,18 @@ def replay(fixture: dict[str, Any]) -> Replay:
     kind = target_kind(spec)
     at = 1
     objects = tuple(S3Object(o["key"], o["size"], o["etag"], _unpack(o["body"]), at) for o in fixture["objects"])
-    faults = [FaultEvent(f["kind"], dict(f["params"]), f["fired"], at, at, f.get("detail", ""),
-                         restart_from=f.get("restart_from")) for f in fixture["faults"]]
-    committed = fixture.get("committed_keys")
+    times = fixture["samples"]["fault_times"] if "samples" in fixture else [[at, at]] * len(fixture["faults"])
+    faults = [FaultEvent(f["kind"], dict(f["params"]), f["fired"], t[0], t[1], f.get("detail", ""),
+                         restart_from=f.get("restart_from")) for f, t in zip(fixture["faults"], times)]
+    if "samples" in fixture:  # the listings and commits read during the run: the final ones last
+        bucket, offsets = _sampled(fixture)
+    else:
+        committed = fixture.get("committed_keys")  # a table sink's: the current snapshot's data files
+        bucket = [BucketSample(at, objects, tuple(tuple(u) for u in fixture["open_uploads"]),
+                               tuple(committed) if committed is not None else None)]
+        offsets = [OffsetSample(at, dict(fixture["committed"]))]
     obs = Observation(
-        bucket_samples=[BucketSample(at, objects, tuple(tuple(u) for u in fixture["open_uploads"]),
-                                     tuple(committed) if committed is not None else None)],
-        offset_samples=[OffsetSample(at, dict(fixture["committed"]))],
+        bucket_samples=bucket, offset_samples=offsets,
         faults=faults, quiet=fixture["quiet"],
         statuses=[StatusSample(at, fixture["connector_state"] or "RUNNING", tuple(fixture["task_states"]),
                                trace=fixture.get("trace"))])
@@ -176,22 +231,33 @@ def replay(fixture: dict[str, Any]) -> Replay:
                                          tuple((sid, ts, added, tuple(tuple(kv) for kv in summary))
                                                for sid, ts, added, summary in t["snapshots"]),
                                          t.get("metadata_location"))]
-    # what was produced, where it landed (a sink judged without a model commits up to each log end)
-    obs.produced = [ProducedRecord(r["topic"], int(r["partition"]), off, r.get("timestamp"), None, None, (), at)
-                    for r, off in zip(scenario.records, fixture["offsets"])]
-    # as the run judged it (conformance.playing.runner): the config the connector was sent (a
-    # translation's), the records as its converters read them, the claim for the values they hold
-    translation = translation_for(spec, scenario.connector)
-    sent = translation.config if translation is not None else dict(scenario.connector)
-    records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker_converters(spec),
-                                read_config=sent)
-    null_values = any(r.value is None for r in records)
-    bytes_values = any(isinstance(r.value, (bytes, bytearray)) for r in records)
-    claim = claims_for(kind, sent, scenario.faults, scenario.connector_version, null_values, bytes_values)[0]
-    data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records, sent=sent)
+    sent = sent_config(fixture, scenario)
+    worker = worker_converters(spec)
+    # what was produced, at the offsets it landed at (a sink without a model commits up to its log end)
+    produced_at = fixture["samples"]["produced_at"] if "samples" in fixture else [at] * len(fixture["offsets"])
+    obs.produced = [ProducedRecord(p.topic, p.partition, off, p.timestamp, p.key, p.value, p.headers, t)
+                    for p, off, t in zip(wire.records_to_produce(scenario.connector, scenario.records, worker),
+                                         fixture["offsets"], produced_at)]
+    records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker, read_config=sent)
+    values = [r.value for r in records]
+    claim = claims_for(kind, sent, scenario.faults, scenario.connector_version, any(v is None for v in values),
+                       any(isinstance(v, (bytes, bytearray)) for v in values))[0]
+    data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records,
+                      sent=sent if sent != dict(scenario.connector) else {})
     verdicts = run_checks(data)
     return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, data.expectation, verdicts, 0.0, Path("."),
                                                untested=untested_reason(data)))
+
+
+def sent_config(fixture: dict[str, Any], scenario: Scenario) -> dict[str, str]:
+    """The config the real connector was sent: the fixture's, else the scenario's as today's
+    translation gives it to the fixture's target (the scenario's own for Confluent's sink)."""
+    from conformance.inputs.targets import translation_for
+
+    if fixture.get("sent"):
+        return {str(k): str(v) for k, v in fixture["sent"].items()}
+    t = translation_for(fixture["target"], scenario.connector)
+    return dict(t.config) if t is not None else dict(scenario.connector)
 
 
 def load(path: Path) -> dict[str, Any]:
