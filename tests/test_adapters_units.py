@@ -350,3 +350,27 @@ def test_a_record_with_timestamp_0_is_refused_before_librdkafka_sends_it_as_now(
     with pytest.raises(TargetError, match=r"record #1 \(orders-0\) has timestamp 0"):
         produce_records(NoProducer(), [RecordToProduce("orders", 0, 1, b"k", b"v"),
                                        RecordToProduce("orders", 0, 0, b"k", b"v")])
+
+
+def test_iceberg_quiet_waits_a_commit_round_for_records_a_running_task_has_not_committed(tmp_path):
+    """iceberg-kill-after-data-file under load (three stacks): the worker restarted, its task read
+    the 300 records again and its new coordinator started a round, whose answer took longer than
+    Connect's 8 s settle window; the run ended quiet with nothing committed (commit-progress
+    failed). A task commits only in a commit round (interval plus timeout), so while it runs
+    behind the log end the wait is that long; a task that is not running adds nothing."""
+    from adapters.connect.iceberg import IcebergConnectTarget
+    from adapters.observation import ProducedRecord
+
+    t = IcebergConnectTarget(tmp_path)
+    t.config = {"iceberg.control.commit.interval-ms": "2000", "iceberg.control.commit.timeout-ms": "10000"}
+    t.obs.produced = [ProducedRecord("events", 0, o, None, None, b'{"seq": 1}') for o in range(3)]
+    t.status = lambda: {"tasks": [{"id": 0, "state": "RUNNING"}]}
+    why, bound = t._pending({})
+    assert "3 records not committed while the task runs" in why and bound == 20.0
+    assert "table holds 0 rows of the 3 records committed" in t._pending({"events-0": 3})[0]
+    from adapters.observation import TableSample
+
+    t.obs.table_samples = [TableSample(1, "sinkcheck.events", 7, ("d.parquet",), 3)]
+    assert t._pending({"events-0": 3}) is None
+    t.status = lambda: {"tasks": [{"id": 0, "state": "FAILED"}]}
+    assert t._pending({}) is None

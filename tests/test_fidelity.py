@@ -1,8 +1,9 @@
 """The model answers to the real connector: each fixture under tests/fidelity/ is a run of
 Confluent's S3 sink, or of another sink (the sink and version in its name), whose final state
-(objects with their bytes, committed offsets, open uploads, task states; the samples taken during
-the run where it failed a property only they decide) today's model and checkers must judge
-exactly as they judged the real run. Offline and fast: no JVM, no S3 server."""
+(objects with their bytes, committed offsets, open uploads, task states; a table's current
+snapshot; the samples taken during the run where it failed a property only they decide) today's
+model and checkers must judge exactly as they judged the real run. Offline and fast: no JVM, no
+S3 server."""
 from __future__ import annotations
 
 import copy
@@ -44,6 +45,63 @@ def test_a_fixture_whose_objects_differ_from_the_model_is_a_disagreement():
     body = fidelity._unpack(changed["objects"][0]["body"])
     changed["objects"][0]["body"] = fidelity._pack(body.replace(b'"seq":', b'"seq":1', 1))
     assert fidelity.replay(changed).disagreements()
+
+
+def test_a_table_sinks_fixture_is_judged_through_the_tables_current_snapshot():
+    """Iceberg's reader sees the data files of the table's current snapshot (the claim's view
+    "log"), which the fixture keeps (`committed_keys`): the first-commit loss on 1.12.0 left its
+    one data file of 300 records in the bucket, outside every snapshot. The same bytes listed in
+    the snapshot pass no-loss: it is the snapshot, not the listing, that decides."""
+    fx = fidelity.load(Path(__file__).parent / "fidelity" / "iceberg-1.12.0--iceberg-kill-during-first-commit.json")
+    (data,) = [o["key"] for o in fx["objects"] if o["key"].endswith(".parquet")]
+    assert fx["committed_keys"] == [] and fx["table"]["snapshot_id"] is None
+    lost = {v.property: v for v in fidelity.replay(fx).verdicts}["no-loss"]
+    assert lost.status == "fail" and lost.details["count"] == 300
+    listed = copy.deepcopy(fx)
+    listed["committed_keys"] = [data]
+    assert {v.property: v.status for v in fidelity.replay(listed).verdicts}["no-loss"] == "pass"
+
+
+def test_a_fixture_is_judged_under_the_claim_its_run_had():
+    """The replay claims what the run claimed: for the config the connector was sent and the
+    values its converters read. Camel 4.18.0 with a tombstone and no errant-record reporter
+    claims neither liveness nor commit-progress (the task dies on it), so the real run passed
+    with both failing as measured; a replay that claimed them for the scenario's config alone
+    said fail."""
+    fx = fidelity.load(Path(__file__).parent / "fidelity" / "camel-4.18.0--null-value-stops-the-task.json")
+    assert fx["task_states"] == ["FAILED"]
+    r = fidelity.replay(fx)
+    assert not {"liveness", "commit-progress"} & r.result.claim.properties
+    live = {v.property: v for v in r.verdicts}["liveness"]
+    assert live.status == "fail" and not live.claimed
+    assert r.result.status == "pass" and not r.disagreements()
+
+
+def test_a_table_sink_whose_files_never_reached_its_table_tested_something():
+    """A run that tested nothing is one whose sink wrote nothing a reader could be shown. Iceberg
+    1.12.0 losing its first commit wrote a data file of all 300 records that no snapshot lists:
+    that run tested the sink (and failed no-loss), while the tombstone before the table killed
+    the task before any file, which tests nothing beyond the task's death."""
+    lost = fidelity.replay(fidelity.load(Path(__file__).parent / "fidelity"
+                                         / "iceberg-1.12.0--iceberg-kill-during-first-commit.json")).result
+    assert lost.status == "fail" and lost.untested is None
+    dead = fidelity.replay(fidelity.load(Path(__file__).parent / "fidelity"
+                                         / "iceberg-1.12.0--iceberg-tombstone-first.json")).result
+    assert dead.status == "fail" and dead.untested
+
+
+def test_failed_runs_that_name_why_they_tested_nothing_do_not_make_most_runs_untested():
+    """`--examples 0 --scenario iceberg-kill-during-first-commit --scenario iceberg-tombstone-first`
+    on Iceberg 1.12.0 said "FAIL: 2 runs: 0 passed, 2 failed" and then "most runs (0 of 2) tested
+    nothing": a failure is a result, counted as neither."""
+    from types import SimpleNamespace
+
+    from conformance.judging.untested import dominated
+
+    failed = [SimpleNamespace(status="fail", untested="the task died at start before any object")] * 2
+    assert not dominated(failed)
+    unknown = [SimpleNamespace(status="unknown", untested="no record was produced")] * 2
+    assert dominated(unknown + failed[:1]) and not dominated(unknown[:1] + failed)
 
 
 def test_a_fixture_keeps_the_samples_of_a_run_that_failed_commit_safety():

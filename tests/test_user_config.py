@@ -195,3 +195,23 @@ def test_the_pytest_plugin_refuses_the_same_config_once(tmp_path):
                        env={**os.environ, "PYTHONPATH": str(root)})
     assert p.returncode == 4, p.stdout[-2000:] + p.stderr[-2000:]
     assert (p.stdout + p.stderr).count("io.debezium.transforms.ExtractNewRecordState") == 1
+
+
+TOMBSTONE_FILTER = {"transforms": "dropTombstones",
+                    "transforms.dropTombstones.type": "org.apache.kafka.connect.transforms.Filter",
+                    "transforms.dropTombstones.predicate": "isTombstone",
+                    "predicates": "isTombstone",
+                    "predicates.isTombstone.type": "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone"}
+
+
+def test_a_tombstone_filter_is_honoured_where_no_file_model_applies_and_refused_on_the_s3_sink():
+    """The workaround of iceberg-tombstone-before-table (Kafka's Filter under RecordIsTombstone):
+    Iceberg's and Camel's checkers never ask a null value to be written, so dropping tombstones
+    before the sink changes nothing they judge; the S3 sink's model would write or fail on them."""
+    iceberg = {**dict(ALL_NAMED["iceberg-tombstone-first"]().connector), **TOMBSTONE_FILTER}
+    assert refusal(iceberg, s3_sink=False) is None
+    assert "transforms=dropTombstones" in refusal(iceberg, s3_sink=True)
+    negated = {**iceberg, "transforms.dropTombstones.negate": "true"}
+    assert "transforms=dropTombstones" in refusal(negated, s3_sink=False)
+    other = {**iceberg, "predicates.isTombstone.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches"}
+    assert refusal(other, s3_sink=False) is not None

@@ -5,9 +5,12 @@ A fixture holds the scenario (config with converters, records, faults), the offs
 landed at, the put boundaries where known (the real connector does not tell them: null), the
 faults as they fired (with the offsets a restart resumed from), and the connector's final state:
 every object with its bytes (gzip, base64), the open multipart uploads, the committed offsets,
-the task states, and the verdicts the run got. `replay` rebuilds that final state as an
-observation and checks it against today's model with the same checkers: a fixture passes when
-every property that can be judged from the final state gets the verdict the real run got.
+the task states, and the verdicts the run got. For a sink that keeps its own log (Iceberg's
+table) also the data files its reader sees (the current snapshot's: `committed_keys`) and the
+table's last sample, so its no-loss and no-duplicates are judged offline as in the run. `replay`
+rebuilds that final state as an observation and checks it against today's model with the same
+checkers, under the claim the run had: a fixture passes when every property that can be judged
+from the final state gets the verdict the real run got.
 
     sinkcheck run --target kafka-connect:confluent@12.1.9 --fixtures tests/fidelity …   # write them
     python -m conformance.calibration.fidelity tests/fidelity/*.json                              # replay them
@@ -23,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetSample, ProducedRecord, S3Object,
-                                  StatusSample)
+                                  StatusSample, TableSample)
 from conformance.inputs import wire
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claims_for
+from conformance.judging.untested import untested_reason
 from conformance.inputs.scenario import Scenario
 from conformance.inputs.targets import target_kind, worker_converters
 from conformance.judging.verdicts import Verdict
@@ -83,9 +87,24 @@ def fixture_of(result: Any, note: str = "") -> dict[str, Any]:
         "objects": [{"key": o.key, "size": o.size, "etag": o.etag, "body": _pack(o.body)}
                     for o in (final.objects if final else ())],
         "open_uploads": [list(u) for u in (final.open_uploads if final else ())],
+        # a sink with its own log (Iceberg's table, Spark's _spark_metadata): the data files its
+        # reader sees (the current snapshot's); None for a raw listing
+        "committed_keys": (list(final.committed_keys) if final is not None and final.committed_keys is not None
+                           else None),
+        "table": _table_of(obs),
         "verdicts": {v.property: v.status for v in result.verdicts},
         **_samples_field(obs, result.verdicts),
     }
+
+
+def _table_of(obs: Any) -> dict[str, Any] | None:
+    """A table sink's last table sample (what the report shows of it), or None."""
+    t = obs.table_samples[-1] if getattr(obs, "table_samples", None) else None
+    if t is None:
+        return None
+    return {"table": t.table, "snapshot_id": t.snapshot_id, "data_files": list(t.data_files),
+            "record_count": t.record_count, "metadata_location": t.metadata_location,
+            "snapshots": [[sid, at, added, [list(kv) for kv in summary]] for sid, at, added, summary in t.snapshots]}
 
 
 def _samples_field(obs: Observation, verdicts: list[Verdict]) -> dict[str, Any]:
@@ -197,13 +216,21 @@ def replay(fixture: dict[str, Any]) -> Replay:
     if "samples" in fixture:  # the listings and commits read during the run: the final ones last
         bucket, offsets = _sampled(fixture)
     else:
-        bucket = [BucketSample(at, objects, tuple(tuple(u) for u in fixture["open_uploads"]))]
+        committed = fixture.get("committed_keys")  # a table sink's: the current snapshot's data files
+        bucket = [BucketSample(at, objects, tuple(tuple(u) for u in fixture["open_uploads"]),
+                               tuple(committed) if committed is not None else None)]
         offsets = [OffsetSample(at, dict(fixture["committed"]))]
     obs = Observation(
         bucket_samples=bucket, offset_samples=offsets,
         faults=faults, quiet=fixture["quiet"],
         statuses=[StatusSample(at, fixture["connector_state"] or "RUNNING", tuple(fixture["task_states"]),
                                trace=fixture.get("trace"))])
+    if fixture.get("table"):
+        t = fixture["table"]
+        obs.table_samples = [TableSample(at, t["table"], t["snapshot_id"], tuple(t["data_files"]), t["record_count"],
+                                         tuple((sid, ts, added, tuple(tuple(kv) for kv in summary))
+                                               for sid, ts, added, summary in t["snapshots"]),
+                                         t.get("metadata_location"))]
     sent = sent_config(fixture, scenario)
     worker = worker_converters(spec)
     # what was produced, at the offsets it landed at (a sink without a model commits up to its log end)
@@ -218,7 +245,8 @@ def replay(fixture: dict[str, Any]) -> Replay:
     data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records,
                       sent=sent if sent != dict(scenario.connector) else {})
     verdicts = run_checks(data)
-    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, data.expectation, verdicts, 0.0, Path(".")))
+    return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, data.expectation, verdicts, 0.0, Path("."),
+                                               untested=untested_reason(data)))
 
 
 def sent_config(fixture: dict[str, Any], scenario: Scenario) -> dict[str, str]:

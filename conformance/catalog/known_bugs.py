@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from conformance.judging.claims import errant_records_tolerated
+from conformance.inputs.connector_config import tombstones_dropped
 from conformance.inputs.targets import target_kind
 from reference_impl.versions import Version, VersionError, parse_version
 
@@ -123,7 +124,8 @@ def _reads_control_topic_from_latest(cfg: dict[str, str]) -> bool:
 
 
 def _auto_creates(cfg: dict[str, str]) -> bool:
-    return _is(cfg, "iceberg.tables.auto-create-enabled", "true", "false")
+    # a Filter of tombstones before the sink (the workaround) leaves none to create the table from
+    return _is(cfg, "iceberg.tables.auto-create-enabled", "true", "false") and not tombstones_dropped(cfg)
 
 
 def _no_errant_record_reporter(cfg: dict[str, str]) -> bool:
@@ -264,17 +266,27 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         id="iceberg-first-commit-lost",
         sink="iceberg",
-        title="A coordinator that dies before its first commit loses the files it was committing",
+        title="A coordinator that stops or moves before its first commit loses the files announced to it",
         cite="apache/iceberg#18006",
         also=("apache/iceberg#17376",),
         affected=((None, None),),  # no release reads the control topic from earliest by default (the PR is open)
         fixed_in=(),
         needs=_reads_control_topic_from_latest,
         needs_text="iceberg.kafka.auto.offset.reset left at its default (latest)",
+        # the control consumer of group <connect group>-coord commits its offsets only after a
+        # table commit (Coordinator.doCommit), and reads with auto.offset.reset=latest
+        # (KafkaClientFactory.createConsumer): whichever consumer of that group takes the control
+        # partition before the first table commit starts at its end
         symptom="the records of the data files announced before the first table commit never reach the table, "
-                "while the task's source offsets have moved past them: silent loss",
+                "while the task's source offsets have moved past them: silent loss. Any move of the control "
+                "topic's partition in the coordinator's group before then does it: the coordinator's worker "
+                "killed mid-commit, or a paused worker resumed (its zombie coordinator rejoins the group, takes the "
+                "partition and is stopped; the new coordinator gets it back at the log end, past the DATA_WRITTEN "
+                "events the task sent with its source offsets)",
         workaround="iceberg.kafka.auto.offset.reset=earliest",
-        scenarios=("iceberg-kill-during-first-commit",),
+        # the zombie's loss needs the pause to come before the first table commit: measured under
+        # CPU load (two busy loops beside the stack), not alone
+        scenarios=("iceberg-kill-during-first-commit", "iceberg-zombie-worker"),
     ),
     KnownBug(
         id="iceberg-tombstone-before-table",
@@ -285,7 +297,8 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         affected=((None, None),),
         fixed_in=(),
         needs=_auto_creates,
-        needs_text="iceberg.tables.auto-create-enabled=true (and a null value first in a partition)",
+        needs_text="iceberg.tables.auto-create-enabled=true and no Filter of tombstones before the sink (and a null "
+                   "value first in a partition)",
         symptom="DataException \"Unable to create table from empty object\" from the table auto-create; the task "
                 "FAILED and nothing is written until the tombstone is skipped by hand",
         workaround="create the table before the first record, or drop tombstones with an SMT "

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from conformance.inputs.connector_config import tombstones_dropped
 from conformance.inputs.scenario import FaultStep
 
 PROPERTIES = (
@@ -78,7 +79,7 @@ def errant_records_tolerated(config: dict[str, str]) -> bool:
 def null_stops_task(kind: str, config: dict[str, str]) -> bool:
     """Does a null value stop this target's task, so that nothing after it is written? Camel's:
     its exchange has no body, and only a tolerated errant record lets the task go on."""
-    return kind == "camel" and not errant_records_tolerated(config)
+    return kind == "camel" and not errant_records_tolerated(config) and not tombstones_dropped(config)
 
 
 def bytes_stop_task(kind: str, config: dict[str, str]) -> bool:
@@ -112,7 +113,7 @@ def camel_claim(config: dict[str, str], null_values: bool = False) -> Claim:
         props -= {"no-loss"}
         reasons.append(f"{CAMEL_KEY_NAME} gives every record the same key: each object replaces the last "
                        "(no-loss measured, not claimed)")
-    if null_values:
+    if null_values and not tombstones_dropped(config):  # a Filter of tombstones: none reaches put()
         if errant_records_tolerated(config):
             reasons.append("a null value fails its exchange (no body to write); errors.tolerance=all with an "
                            "errant-record reporter skips it and the task goes on")
