@@ -107,6 +107,9 @@ WORKAROUND_PAIRS: list[tuple[str, str, str, dict[str, str | None]]] = [
     # its affected run is the silent-loss interleaving: the task went on (no trace), 3 records lost
     ("lenses-cooperative-rebalance-drops-kept-partitions", "cooperative-worker-joins-then-leaves", "11.7.2",
      {"consumer.override.partition.assignment.strategy": None}),
+    # maxAttempts is the retries plus one when set one higher: five 500s on the lock write are retried
+    ("lenses-http-max-retries-are-attempts", "lenses-500-on-index-as-many-as-retries", "11.7.2",
+     {"connect.s3.http.max.retries": "6"}),
 ]
 
 
