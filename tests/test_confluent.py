@@ -21,10 +21,8 @@ RESULTS: dict[str, object] = {}
 # known bug confluent-close-drops-kept-writers (#950) on 12.1.9: a cooperative revocation drops the
 # kept partitions' writers and the task dies at their next record ("No writer found"). Its run
 # needs the stack alone for some 70 s; it is replayed offline from its recording
-# (tests/test_known_bugs.py) instead of played here. So is its eager shape, worker-joins-then-leaves
-# (another 70 s alone): the same join and leave without the assignor override is the bug's
-# workaround run, recorded on 12.1.9 and replayed there; `sinkcheck run` plays both
-NAMES = [name for name in SUITE if name not in ("cooperative-worker-joins-then-leaves", "worker-joins-then-leaves")]
+# (tests/test_known_bugs.py) instead of played here
+NAMES = [name for name in SUITE if name != "cooperative-worker-joins-then-leaves"]
 EXPECTED = {name: "pass" for name in NAMES}
 
 
