@@ -202,16 +202,16 @@ def judged_run(scenario: Scenario, target_spec: str, observation: Observation, c
     exact), its files possible rather than required where a fault moved them. A fidelity
     fixture's replay goes through here too, so offline judging is the run's own."""
     kind = target_kind(target_spec)
-    expectation, phases = None, []
+    expectation, phases, holds = None, [], True
     if cfg is not None:
         phases = config_phases(scenario, kind, cfg, observation)
         expectation = (expect_phases(phases, records) if len(phases) > 1
                        else expect(cfg, records, put_schedule(observation, records)))
-        if not boundaries_hold(expectation, claim, observation):
+        holds = boundaries_hold(expectation, claim, observation)
+        if not holds:
             expectation = replace(expectation, objects=[replace(o, certain=False) for o in expectation.objects])
     return RunData(scenario, target_spec, observation, claim, cfg, expectation, records, object_format=object_format,
-                   phases=phases, boundaries=expectation is None or boundaries_hold(expectation, claim, observation),
-                   sent=sent or {})
+                   phases=phases, boundaries=holds, sent=sent or {})
 
 
 def boundaries_hold(expectation: Expectation, claim: Claim, observation: Observation) -> bool:
