@@ -1,6 +1,12 @@
-"""Hypothesis profiles: `ci` (derandomized, bounded) is chosen automatically when CI is set."""
+"""Hypothesis profiles: `ci` (derandomized, bounded) is chosen automatically when CI is set.
+
+And how the default run shares its two processes (`./dev test` runs pytest-xdist with
+`--dist loadgroup`): a module is one unit, since its warm stacks and Spark session are module
+fixtures that two processes would each start; the modules that start real stacks go first,
+longest first, so the last unit to finish is a short one."""
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -13,3 +19,19 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("SINKCHECK_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+# seconds each module took in a fresh-clone run (--durations, set-up included), for the order only
+LONGEST_FIRST = ("test_confluent", "test_suite", "test_iceberg", "test_camel", "test_aiven", "test_lenses",
+                 "test_spark_streaming", "test_cli_exit_codes")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        module = getattr(item, "module", None)
+        name = module.__name__.rpartition(".")[2] if module else ""
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: a module's tests keep their order
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
