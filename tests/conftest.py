@@ -1,9 +1,9 @@
 """Hypothesis profiles: `ci` (derandomized, bounded) is chosen automatically when CI is set.
 
-And how the default run shares its two processes (`./dev test` runs pytest-xdist with
-`--dist loadgroup`): a module is one unit, since its warm stacks and Spark session are module
-fixtures that two processes would each start; the modules that start real stacks go first,
-longest first, so the last unit to finish is a short one."""
+And the order of the modules: `./dev test` shares them out between two processes (pytest-xdist,
+`--dist loadfile`: a module is one unit, since its warm stacks and Spark session are module
+fixtures that two processes would each start), in the order collected; the modules that start
+real stacks go first, longest first, so the last unit to finish is a short one."""
 import os
 
 import pytest
@@ -25,7 +25,6 @@ LONGEST_FIRST = ("test_confluent", "test_suite", "test_iceberg", "test_camel", "
                  "test_spark_streaming", "test_cli_exit_codes")
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         module = getattr(item, "module", None)
@@ -33,5 +32,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: a module's tests keep their order
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
