@@ -220,6 +220,14 @@ def test_lenses_json_store_stops_at_the_first_bytes_value():
     c = claim_for("kafka-connect:lenses@11.7.2", json_cfg, bytes_values=True)
     assert not c.claims("liveness") and not c.claims("commit-progress") and c.claims("no-duplicates")
     assert claim_for("kafka-connect:lenses@11.7.2", avro, bytes_values=True).claims("liveness")
+    # the runner and a recorded run's replay read it off the values put() receives, by one function
+    from conformance.judging.claims import claims_for_values
+
+    assert claims_for_values("kafka-connect:lenses@11.7.2", json_cfg, (), None, [{"seq": 1}, b"\x00"]) == [c]
+    assert claims_for_values("kafka-connect:lenses@11.7.2", json_cfg, (), None, [{"seq": 1}, "text"])[0].claims(
+        "liveness")
+    tolerant = claims_for_values("kafka-connect:camel@4.18.0", {}, (), None, ["a", None])[0]
+    assert tolerant == claim_for("kafka-connect:camel@4.18.0", {}, null_values=True)
 
 
 def test_aivens_csv_gets_the_key_only_through_a_string_or_bytes_key_converter():

@@ -29,7 +29,7 @@ from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetS
                                   StatusSample, TableSample)
 from conformance.inputs import wire
 from conformance.judging.checks.run import run_checks
-from conformance.judging.claims import claims_for
+from conformance.judging.claims import claims_for_values
 from conformance.judging.untested import untested_reason
 from conformance.inputs.scenario import Scenario
 from conformance.inputs.targets import target_kind, worker_converters
@@ -239,9 +239,7 @@ def replay(fixture: dict[str, Any]) -> Replay:
                     for p, off, t in zip(wire.records_to_produce(scenario.connector, scenario.records, worker),
                                          fixture["offsets"], produced_at)]
     records = wire.sink_records(scenario.connector, scenario.records, fixture["offsets"], worker, read_config=sent)
-    values = [r.value for r in records]
-    claim = claims_for(kind, sent, scenario.faults, scenario.connector_version, any(v is None for v in values),
-                       any(isinstance(v, (bytes, bytearray)) for v in values))[0]
+    claim = claims_for_values(kind, sent, scenario.faults, scenario.connector_version, [r.value for r in records])[0]
     data = judged_run(scenario, spec, obs, claim, model_config(scenario, kind), records,
                       sent=sent if sent != dict(scenario.connector) else {})
     verdicts = run_checks(data)

@@ -13,7 +13,7 @@ from adapters.observation import FaultEvent, Observation
 from adapters.target import Fault, Target, TargetInfo
 from conformance.judging.checks.base import RunData
 from conformance.judging.checks.run import run_checks
-from conformance.judging.claims import (C1, CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim, claims_for,
+from conformance.judging.claims import (C1, CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim, claims_for_values,
                                 fatal_error_inside_complete, task_stops_at)
 from conformance.inputs import wire
 from conformance.inputs.connector_config import sink_config
@@ -434,17 +434,15 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     translation = translation_for(target_spec, scenario.connector)
     sent = translation.config if translation is not None else dict(scenario.connector)
     try:  # what the connector's converters refuse, its task dies on: refused here, before anything starts
-        wire.sink_records(scenario.connector, scenario.records, range(len(scenario.records)), worker, read_config=sent)
+        received = wire.sink_records(scenario.connector, scenario.records, range(len(scenario.records)), worker,
+                                     read_config=sent)
     except ConverterError as e:
         conv = sent.get("value.converter", "the worker's")
         raise ScenarioError(f"{scenario.name}: {target_spec}'s connector reads these records with the converters of "
                             f"the config it is sent (value.converter={conv}), "
                             f"which refuse them: {e}. Give it records those converters read (a table sink: maps or "
                             "Structs)") from None
-    read_value = wire.converters(sent, worker)[1]
-    values = [read_value.to_connect(p.value).value for p in to_produce]
-    nulls = [i for i, v in enumerate(values) if v is None]
-    byte_values = [i for i, v in enumerate(values) if isinstance(v, (bytes, bytearray))]
+    values = [r.value for r in received]
     stops_at = task_stops_at(kind, sent, values)
     runs_version = connect_profile(target_spec)[1] if kind == "confluent" else None
     dies_at_200 = kind == "confluent" and fatal_error_inside_complete(scenario.faults,
@@ -480,8 +478,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     if kind == "confluent" and runs and scenario.connector_version != runs:
         # the model holds the connector to the version that runs
         scenario = replace(scenario, connector_version=runs)
-    null_values = bool(nulls)
-    claims = claims_for(kind, sent, fault_steps, scenario.connector_version, null_values, bool(byte_values))
+    claims = claims_for_values(kind, sent, fault_steps, scenario.connector_version, values)
     claim = claims[0]
     cfg = model_config(scenario, kind)
     produced_offsets: list[int] = []

@@ -79,6 +79,10 @@ def spark_session(master: str | None = None, app: str = "sinkcheck-model", *,
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
         .config("spark.pyspark.python", python)
         .config("spark.pyspark.driver.python", sys.executable)
+        # no call sites for DataFrame errors: capturing one walks the stack at every DataFrame
+        # call, and imports IPython where it is installed (which raises the recursion limit
+        # under a running Hypothesis test)
+        .config("spark.python.sql.dataFrameDebugging.enabled", "false")
     )
     if master.startswith("local") or master.startswith(("spark://127.0.0.1:", "spark://localhost:")):
         # a cluster on loopback must reach the driver on loopback too, not on the host's name
