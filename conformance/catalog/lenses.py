@@ -1,7 +1,9 @@
 """Named scenarios for Lenses' S3 sink (stream-reactor 11.7.2,
 `io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector`), each about its exactly-once claim
 with `.indexes/` lock objects: 1000 records across 3 partitions, a SIGKILL between a data object
-and its index write, S3 errors on the index objects, a lost offset commit, a zombie task. Their
+and its index write, S3 errors on the index objects, a lost offset commit, a zombie task; and
+its bugs: a retried upload's 412, a tombstone under BYTES, tombstones skipped at a partition's
+end never committed. Their
 configs are Lenses' own (KCQL; sinkcheck fills in the endpoint, the credentials, the run's bucket
 and topic), played on the Lenses target only (conformance.catalog.named.CONNECTOR_OWN).
 
