@@ -248,6 +248,36 @@ def test_lenses_lock_write_failing_as_many_times_as_its_documented_retries_is_th
                            'pre-conditions you specified did not hold (Service: S3, Status Code: 412')
 
 
+def test_lenses_skipped_tombstones_at_a_partitions_end_are_never_committed_and_named_without_a_trace():
+    """lenses-trailing-tombstones-skipped recorded on the real Lenses 11.7.2 (`sinkcheck run
+    --scenario … --fixtures`): every value written, partitions 0 and 1 committed to their last
+    value + 1 and never to their end (CloudSinkTask.put skips a tombstone without its offset),
+    partition 2's tombstone covered by the value after it. No trace, no workaround: the entry names
+    a run by its verdicts, so a generated run of that shape (--profile default generated-005-shrunk,
+    committed 20 of 21) is named too, and the cooperative bug's stuck commit (values lost) is not."""
+    from dataclasses import replace
+
+    bug = BY_ID["lenses-skipped-tombstones-never-committed"]
+    cfg = dict(ALL_NAMED["lenses-trailing-tombstones-skipped"]().connector)
+    assert bug.needs(cfg) and not bug.needs({**cfg, "connect.s3.skip.null.values": "false"})
+    assert bug.needs({"behavior.on.null.values": "ignore"}) and not bug.needs({"behavior.on.null.values": "write"})
+    assert bug.workaround is None and bug.signature is None
+    bad = _replay("lenses", "11.7.2", "lenses-trailing-tombstones-skipped")
+    assert bad.disagreements() == [] and bad.fixture["trace"] is None
+    assert sorted(bad.fixture["committed"].values()) == [6, 6, 8]
+    assert {v.property for v in bad.verdicts if v.status == "fail"} == {"commit-progress"}
+    witness = reproduction(bug, bad.result)
+    assert witness is not None and witness.startswith("lenses-trailing-tombstones-skipped failed: commit-progress")
+    assert "committed to 6 of 8, the rest 2 tombstone(s)" in (bug.shown_by(bad.result) or "")
+    generated = replace(bad.result, scenario=replace(bad.result.scenario, name="generated-005-shrunk"))
+    assert "committed to 6 of 7, the rest 1 tombstone(s)" in (reproduction(bug, generated) or "")
+    unskipped = replace(generated, scenario=replace(generated.scenario, connector={
+        **generated.scenario.connector, "connect.s3.skip.null.values": "false"}))
+    assert reproduction(bug, unskipped) is None
+    coop = _replay("lenses", "11.7.2", "cooperative-worker-joins-then-leaves").result
+    assert coop.status == "fail" and bug.shown_by(coop) is None
+
+
 def test_the_iceberg_first_commit_loss_applies_unless_the_control_topic_is_read_from_earliest():
     bug = BY_ID["iceberg-first-commit-lost"]
     cfg = dict(ALL_NAMED["iceberg-kill-during-first-commit"]().connector)

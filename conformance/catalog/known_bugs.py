@@ -42,6 +42,9 @@ class KnownBug:
     workaround: str | None
     scenarios: tuple[str, ...]  # named scenarios that show it
     signature: str | None = None  # regex over the failed task's trace that only this bug leaves
+    # for a bug that leaves no trace: the witness a run's verdicts give of it, or None (so that a
+    # generated run of the bug's shape is named too, not only its scenario)
+    shown_by: Callable[[Any], str | None] | None = None
     why: str = ""  # why it is a bug when upstream has no issue for it
 
     def url(self, cite: str | None = None) -> str | None:
@@ -162,6 +165,32 @@ def _lenses_bytes_writes_nulls(cfg: dict[str, str]) -> bool:
     bytes_only = str(cfg.get("value.converter", "")).rsplit(".", 1)[-1] == "ByteArrayConverter"
     return (fmt == "ByteArrayFormat" or (fmt == "JsonFormat" and bytes_only)) and not skip and not _is(
         cfg, "behavior.on.null.values", "ignore", "fail")
+
+
+def _lenses_skips_nulls(cfg: dict[str, str]) -> bool:
+    if cfg.get("connect.s3.kcql"):
+        return _is(cfg, "connect.s3.skip.null.values", "true", "false")
+    # a Confluent-shaped config as sinkcheck sends it (adapters.connect.profiles: ignore as skip)
+    return _is(cfg, "behavior.on.null.values", "ignore", "fail")
+
+
+def _commit_stopped_at_tombstones(result: Any) -> str | None:
+    """Each partition whose commit stopped short of its end stopped at a run of tombstones only:
+    what the run's commit-progress witnesses and its produced records say, or None."""
+    v = next((v for v in result.verdicts if v.property == "commit-progress" and v.status == "fail"), None)
+    if v is None or not v.witnesses:
+        return None
+    said = []
+    for w in v.witnesses:
+        if w.anomaly != "commit-stuck" or not w.offsets or not isinstance(w.expected, int):
+            return None
+        name, committed = w.offsets[0], w.observed or 0
+        tail = [p for p in result.observation.produced
+                if f"{p.topic}-{p.partition}" == name and committed <= p.offset < w.expected]
+        if not tail or any(p.value is not None for p in tail):
+            return None
+        said.append(f"{name} committed to {w.observed} of {w.expected}, the rest {len(tail)} tombstone(s)")
+    return "commit-progress: " + "; ".join(said)
 
 
 KNOWN_BUGS: tuple[KnownBug, ...] = (
@@ -498,6 +527,36 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
             "moto 5.2.5 computed the ETag unlocked, the SDK found it unlike the MD5 it sent and retried; sinkcheck's "
             "S3 server now locks it, adapters.processes.moto_server)",
     ),
+    KnownBug(
+        id="lenses-skipped-tombstones-never-committed",
+        sink="lenses",
+        title="Tombstones skipped at the end of a partition are never committed: a consumer lag that never "
+              "reaches 0",
+        cite=None,
+        also=(),
+        affected=((None, None),),  # measured on 11.7.2
+        fixed_in=(),
+        needs=_lenses_skips_nulls,
+        needs_text="connect.s3.skip.null.values=true (behavior.on.null.values=ignore), and a partition whose last "
+                   "records are tombstones",
+        symptom="no error and no data lost, but the partition's committed offset stops at its last written record "
+                "+ 1 and never reaches the log end: the Connect group's lag stays at the number of trailing "
+                "tombstones (commit-progress: committed 20 of 21), and a partition of tombstones only is never "
+                "committed; the next record with a value written on the partition carries the commit past them",
+        workaround=None,
+        scenarios=("lenses-trailing-tombstones-skipped",),
+        shown_by=_commit_stopped_at_tombstones,
+        why="no upstream issue found (searched the connector's issues; lensesio/stream-reactor#938 asked for "
+            "skipping tombstones, not their offsets); in 11.7.2 (c7218e6e) CloudSinkTask.put skips a null value "
+            "with a debug line and nothing else (CloudSinkTask.scala:196-203), and preCommit returns what "
+            "WriterManager.getOffsetAndMeta computes from the partition's writers only: None without a writer, "
+            "else the first buffered offset or the last committed written offset + 1 (WriterManager.scala:264-281), "
+            "so no offset past the last written record is handed to Kafka Connect. No config found avoids it: writing "
+            "the tombstones instead (skip.null.values=false) kills the task under STOREAS JSON "
+            "(lenses-json-null-value-npe) and BYTES (lenses-bytes-null-value-zero-byte-upload), and a Filter of "
+            "tombstones before the sink leaves the same offsets out of preCommit (read, not measured); --profile "
+            "default generated-005-shrunk and generated-051 (committed 20 of 21, 10 of 12)",
+    ),
 )
 
 BY_ID: dict[str, KnownBug] = {b.id: b for b in KNOWN_BUGS}
@@ -540,8 +599,9 @@ def _witness(bug: KnownBug, result: Any) -> str:
 
 
 def reproduction(bug: KnownBug, result: Any) -> str | None:
-    """The witness a run gives of this bug, or None: its scenario failing, or the task's trace
-    carrying the bug's signature."""
+    """The witness a run gives of this bug, or None: its scenario failing, the task's trace
+    carrying the bug's signature, or (a bug that leaves no trace) its `shown_by` over a run whose
+    config meets it."""
     if sink_of(result.target) != bug.sink:
         return None
     trace = _trace(result)
@@ -551,6 +611,8 @@ def reproduction(bug: KnownBug, result: Any) -> str | None:
         return f"{result.scenario.name} failed: {_witness(bug, result)}"
     if bug.matches(trace):
         return f"{result.scenario.name}: {_witness(bug, result)}"
+    if bug.shown_by and bug.needs(dict(result.scenario.connector)) and (w := bug.shown_by(result)):
+        return f"{result.scenario.name}: {w}"
     return None
 
 
