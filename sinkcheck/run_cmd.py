@@ -131,7 +131,7 @@ def _run(args: Any) -> int:
     for r in sess.results:
         if not r.failed():
             continue
-        red = failure_scenario(r, redactor)
+        red = failure_scenario(r, redactor, sess.given.get(str(r.run_dir)))
         name = failure_file_name(red)  # one per failure signature: found again, it replaces its file
         p = red.save(out / "failures" / name)
         reproducers[str(r.run_dir)] = str(p)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -111,6 +112,25 @@ def test_a_failure_found_again_under_another_seed_keeps_one_saved_file(tmp_path:
         assert run(tmp_path, "--target", spec(LosingTarget), *CHEAP, "--seed", seed, "--no-preflight") == Exit.FAILED
     assert len(list((tmp_path / "saved").iterdir())) == 1
     assert len(list((tmp_path / "out" / "failures").iterdir())) == 1
+
+
+def test_a_failure_found_again_on_a_warm_stack_keeps_one_saved_file_under_its_own_topics(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a warm stack each run's topics get a tag of their own (events-r1, events-r2): the
+    reproducer is saved without it, else each run, and each replay of the saved one (tagged
+    again: events-r1-r3), left a file of its own (3 for one Lenses failure in two runs)."""
+    from conformance.catalog.named import ALL_NAMED
+    from conformance.playing.session import Session
+
+    # a stand-in for a warm stack (no broker: the in-test target needs none), so that the session
+    # tags each run's topics as on a Kafka Connect target's
+    monkeypatch.setattr(Session, "stack_for", lambda self, spec, key=None: SimpleNamespace(s3=None))
+    for _ in range(3):
+        assert run(tmp_path, "--target", spec(LosingTarget), *CHEAP, "--no-preflight") == Exit.FAILED
+        assert '"tp": "events-r' in (tmp_path / "out" / "results.json").read_text()  # the runs' topics were tagged
+    saved = list((tmp_path / "saved").iterdir())
+    assert len(saved) == 1
+    assert json.loads(saved[0].read_text())["topics"] == ALL_NAMED["rotate-interval-table"]().topics
 
 
 def test_picked_scenarios_replay_only_their_saved_failures_and_the_banner_counts_them(

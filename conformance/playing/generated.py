@@ -223,8 +223,9 @@ def confirmed_failure(sess: Session, spec: str, original: Any, shrunk: Any, sign
 
     def reproduced(result: Any, tag: str) -> int:
         hits = 0
+        given = sess.given.get(str(result.run_dir), result.scenario)  # without a warm stack's topic tag
         for i in range(replays):
-            again = sess.run_one(dataclasses.replace(result.scenario, name=f"{result.scenario.name}-replay{i + 1}"),
+            again = sess.run_one(dataclasses.replace(given, name=f"{given.name}-replay{i + 1}"),
                                  spec, "generated", gen_dir / f"{tag}-replay-{i + 1}", record=False)
             hits += 1 if again is not None and fails_as(again.all_verdicts(), signature) else 0
             if again is not None:

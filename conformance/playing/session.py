@@ -102,6 +102,9 @@ class Session:
     errors: list[dict[str, Any]] = field(default_factory=list)
     origins: dict[str, str] = field(default_factory=dict)
     reproducers: dict[str, str] = field(default_factory=dict)
+    # each run's scenario by run directory as it was given to the run, before a warm stack's topic
+    # tag: what a reproducer saves, so the same failure found again has the same file
+    given: dict[str, Any] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     done: int = 0
     skipped_budget: int = 0
@@ -230,6 +233,7 @@ class Session:
             return None
         result = only_properties(result, self.props)
         with self._lock:
+            self.given[str(result.run_dir)] = scenario
             self.done += 1
             if record:
                 self.record(result, origin)
@@ -295,13 +299,16 @@ def failed_properties(result: Any) -> list[str]:
     return sorted({v.property for v in result.failed()})
 
 
-def failure_scenario(result: Any, redactor: Any) -> Any:
-    """The scenario of a failed run as its reproducer is saved: redacted, with the target it
-    failed on, the connector version that ran there and the properties that failed."""
+def failure_scenario(result: Any, redactor: Any, given: Any = None) -> Any:
+    """The scenario of a failed run as its reproducer is saved: the one `given` to the run
+    (without the topic tag of a warm stack, which its replay adds again; default: the run's),
+    redacted, with the target it failed on, the connector version that ran there and the
+    properties that failed."""
     info = getattr(result, "target_info", None)
     played = {"target": result.target, **({"connector": info.connector_version} if info and info.connector_version else {}),
               "failed": failed_properties(result)}
-    return dataclasses.replace(redacted_scenario(result.scenario, redactor), played_on=played)
+    scenario = dataclasses.replace(given, notes=result.scenario.notes) if given is not None else result.scenario
+    return dataclasses.replace(redacted_scenario(scenario, redactor), played_on=played)
 
 
 def failure_file_name(saved: Any) -> str:
