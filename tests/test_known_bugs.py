@@ -278,6 +278,29 @@ def test_lenses_skipped_tombstones_at_a_partitions_end_are_never_committed_and_n
     assert coop.status == "fail" and bug.shown_by(coop) is None
 
 
+def test_lenses_cooperative_rebalance_is_named_where_it_leaves_no_trace():
+    """`--profile ci` generated-002 on the real Lenses 11.7.2 (recorded with --fixtures): two tasks
+    under CooperativeStickyAssignor, a worker joined and left; every record is in S3, both tasks
+    RUNNING, no trace, and neither partition's commit ever moved (close() dropped the writers
+    getOffsetAndMeta reads). The cooperative bug is named there by its verdicts; without the
+    membership change, with the eager assignor, or with a record lost, it is not."""
+    from dataclasses import replace
+
+    bug = BY_ID["lenses-cooperative-rebalance-drops-kept-partitions"]
+    run = fidelity.replay(fidelity.load(FIDELITY / "lenses-11.7.2--cooperative-generated-002.json"))
+    assert run.disagreements() == [] and run.fixture["trace"] is None and run.fixture["committed"] == {}
+    assert {v.property for v in run.verdicts if v.status == "fail"} == {"commit-progress"}
+    witness = reproduction(bug, run.result)
+    assert witness is not None and "orders-r51-0 committed to None of 7" in witness, witness
+    assert reproduction(BY_ID["lenses-skipped-tombstones-never-committed"], run.result) is None
+    sc = run.result.scenario
+    eager = {k: v for k, v in sc.connector.items() if k != "consumer.override.partition.assignment.strategy"}
+    assert reproduction(bug, replace(run.result, scenario=replace(sc, connector=eager))) is None
+    assert reproduction(bug, replace(run.result, scenario=replace(sc, faults=[]))) is None
+    lost = [replace(v, status="fail") if v.property == "no-loss" else v for v in run.result.verdicts]
+    assert bug.shown_by(replace(run.result, verdicts=lost)) is None
+
+
 def test_the_iceberg_first_commit_loss_applies_unless_the_control_topic_is_read_from_earliest():
     bug = BY_ID["iceberg-first-commit-lost"]
     cfg = dict(ALL_NAMED["iceberg-kill-during-first-commit"]().connector)

@@ -193,6 +193,23 @@ def _commit_stopped_at_tombstones(result: Any) -> str | None:
     return "commit-progress: " + "; ".join(said)
 
 
+def _kept_partitions_never_committed(result: Any) -> str | None:
+    """The cooperative bug's quiet way (it leaves no trace): after a member joined or left, every
+    record is in S3 (no-loss holds) and partitions' commits are stuck where they were, since
+    close() dropped the writers getOffsetAndMeta reads; or None."""
+    if not {f.kind for f in result.scenario.faults} & {"add-worker", "remove-worker", "rebalance"}:
+        return None
+    status = {v.property: v for v in result.verdicts}
+    stuck, no_loss = status.get("commit-progress"), status.get("no-loss")
+    if stuck is None or stuck.status != "fail" or no_loss is None or no_loss.status != "pass":
+        return None
+    if not stuck.witnesses or any(w.anomaly != "commit-stuck" or not w.offsets for w in stuck.witnesses):
+        return None
+    return ("commit-progress, every record written: " + "; ".join(
+        f"{w.offsets[0]} committed to {w.observed} of {w.expected}" for w in stuck.witnesses)
+        + " after a member joined or left under the cooperative assignor")
+
+
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         id="confluent-scheduled-rotation-npe",
@@ -443,6 +460,7 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
                    "failed task",
         scenarios=("cooperative-worker-joins-then-leaves",),
         signature=r"Granular lock eTag for [^\n]* not in cache|Master index not found",
+        shown_by=_kept_partitions_never_committed,
         why="no upstream issue found (one search of the connector's issues); under incremental cooperative "
             "rebalancing (KIP-429) Kafka Connect's WorkerSinkTask calls SinkTask.open with the newly assigned "
             "partitions only and close with the revoked ones only, but IndexManagerV2.open takes its argument for "
