@@ -15,7 +15,9 @@ from conformance.catalog.iceberg import ICEBERG_OWN
 pytestmark = pytest.mark.kafka
 
 TARGET = "kafka-connect:iceberg"
-SCENARIOS = tuple(ICEBERG_OWN)
+# the tasks racing to create the table's namespace play in `sinkcheck run`, not here: four tasks
+# on a stack cost the default test run's budget, and the race is a matter of timing
+SCENARIOS = tuple(n for n in ICEBERG_OWN if n != "iceberg-tasks-create-namespace-at-once")
 
 
 @pytest.fixture(scope="module")

@@ -384,3 +384,17 @@ def test_the_zombie_workers_loss_on_iceberg_is_the_first_commit_loss():
     assert lost.status == "fail" and lost.details["count"] == 300 and bad.result.untested is None
     good = _replay("iceberg", "1.12.0", "iceberg-zombie-worker--workaround")
     assert good.fixture["table"]["record_count"] == 300 and good.result.status == "pass"
+
+
+def test_the_iceberg_namespace_race_is_the_second_tasks_insert_failing_on_the_catalogs_key():
+    bug = BY_ID["iceberg-namespace-create-race"]
+    bad = _replay("iceberg", "1.12.0", "iceberg-tasks-create-namespace-at-once")
+    assert bad.disagreements() == [] and bad.result.status == "fail"
+    witness = reproduction(bug, bad.result)
+    assert witness and "INSERT INTO iceberg_namespace_properties" in witness
+    assert bug.matches(bad.fixture["trace"])
+    cfg = dict(ALL_NAMED["iceberg-tasks-create-namespace-at-once"]().connector)
+    assert bug.needs(cfg)
+    # one task creates the namespace alone; without the auto-create there is no namespace to create
+    assert not bug.needs({**cfg, "tasks.max": "1"})
+    assert not bug.needs({**cfg, "iceberg.tables.auto-create-enabled": "false"})

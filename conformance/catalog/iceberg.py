@@ -1,7 +1,8 @@
 """Named scenarios for Apache Iceberg's Kafka Connect sink, each about one way its exactly-once
 claim could break: a worker killed while the coordinator commits, or between writing a data
 file and sending it to the coordinator; S3 errors on data files and on the table's metadata;
-a zombie worker; a rebalance; a lost consumer-group offset commit; a tombstone first. Their connector configs are Iceberg's own (used as given: sinkcheck
+a zombie worker; a rebalance; a lost consumer-group offset commit; a tombstone first; several
+tasks auto-creating the table's namespace at once. Their connector configs are Iceberg's own (used as given: sinkcheck
 fills in only the catalog, the endpoint and the credentials), and they play on the Iceberg
 target only (conformance.catalog.named.CONNECTOR_OWN).
 
@@ -145,6 +146,21 @@ def tombstone_first() -> Scenario:
                     notes="IcebergWriterFactory.autoCreateTable: 'Unable to create table from empty object'")
 
 
+def tasks_create_namespace_at_once() -> Scenario:
+    """Four tasks (tasks.max=4) on a topic of 8 partitions, the table and its namespace not yet in
+    the catalog, records on every partition produced at once after the tasks started (their
+    consumers wait in a fetch): each task's first put reaches IcebergWriterFactory.autoCreateTable
+    together, and each creates the namespace
+    (createNamespaceIfNotExist) before the table. JdbcCatalog.createNamespace checks that the
+    namespace exists, then inserts its row, in two statements; the sink ignores only
+    AlreadyExistsException, so a task whose insert comes second fails on the key. A deployment's
+    first start with several tasks and a backlog is this shape."""
+    return Scenario("iceberg-tasks-create-namespace-at-once", {**ICEBERG, "tasks.max": "4"}, {"events": 8},
+                    _records(400, partitions=8),
+                    notes="JdbcCatalog.createNamespace: namespaceExists, then insertProperties (a check, then an "
+                          "INSERT): two tasks may both pass the check")
+
+
 ICEBERG_OWN: dict[str, Callable[[], Scenario]] = {s().name: s for s in (
     exactly_once_1000, kill_during_first_commit, kill_during_commit, kill_after_data_file, error_on_data_file, error_on_metadata,
-    zombie_worker, rebalance, lost_offset_commit, tombstone_first)}
+    zombie_worker, rebalance, lost_offset_commit, tombstone_first, tasks_create_namespace_at_once)}

@@ -131,6 +131,15 @@ def _auto_creates(cfg: dict[str, str]) -> bool:
     return _is(cfg, "iceberg.tables.auto-create-enabled", "true", "false") and not tombstones_dropped(cfg)
 
 
+def _tasks_auto_create_together(cfg: dict[str, str]) -> bool:
+    # more than one task instance may reach the table's auto-create (and its namespace's) at once
+    try:
+        tasks = int(str(cfg.get("tasks.max", "1")).strip())
+    except ValueError:
+        return False
+    return _is(cfg, "iceberg.tables.auto-create-enabled", "true", "false") and tasks > 1
+
+
 def _no_errant_record_reporter(cfg: dict[str, str]) -> bool:
     return not errant_records_tolerated(cfg)
 
@@ -354,6 +363,38 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         why="no upstream issue found (apache/iceberg's issues and pull requests searched for tombstones, null "
             "values and this message); the sink's writer skips a null value once the table exists, so the same "
             "record is ignored or kills the task depending only on whether the table was created yet",
+    ),
+    KnownBug(
+        id="iceberg-namespace-create-race",
+        sink="iceberg",
+        title="Two tasks auto-creating the table's namespace at once: the second dies on the JDBC catalog's key",
+        cite=None,
+        # the namespace auto-create it runs through; the JDBC catalog's start-up race of the same kind;
+        # the same check-then-insert in JdbcCatalog.createNamespace lost by a Paimon committer
+        also=("apache/iceberg#10186", "apache/iceberg#13343", "apache/paimon#8470"),
+        affected=(("1.6.0", None),),  # the namespace auto-create (#10186) shipped in 1.6.0; no release fixes it
+        fixed_in=(),
+        needs=_tasks_auto_create_together,
+        needs_text="iceberg.tables.auto-create-enabled=true and tasks.max>1 (the table's namespace not yet in a "
+                   "JDBC catalog when the tasks' first records arrive)",
+        # IcebergWriterFactory.autoCreateTable calls createNamespaceIfNotExist (1.12.0 jar, line 99), which
+        # ignores only AlreadyExistsException and ForbiddenException (141-142); JdbcCatalog.createNamespace
+        # checks namespaceExists (415) and then inserts (430, insertProperties 848), and execute wraps the
+        # SQLException in UncheckedSQLException (780): the task whose insert comes second fails
+        symptom="UncheckedSQLException \"Failed to execute: INSERT INTO iceberg_namespace_properties\" (SQLite: "
+                "SQLITE_CONSTRAINT_PRIMARYKEY) from the namespace auto-create; the task FAILED until restarted "
+                "(its records are read again then, the namespace exists by then)",
+        # read from the source, not recorded as a run (no WORKAROUND_PAIRS row yet): a namespace that
+        # exists makes createNamespace throw AlreadyExistsException (JdbcCatalog 415-416), which the sink
+        # ignores; one task is one SinkWriter whose put Connect calls from one thread
+        workaround="create the table's namespace before the connector starts (createNamespace then throws "
+                   "AlreadyExistsException, which the sink ignores), or tasks.max=1",
+        scenarios=("iceberg-tasks-create-namespace-at-once",),
+        signature=r"Failed to execute: INSERT INTO iceberg_namespace_properties",
+        why="no upstream issue found for the sink (apache/iceberg's issues and pull requests searched for the "
+            "namespace auto-create, JdbcCatalog.createNamespace and this message); the sink's own "
+            "createNamespaceIfNotExist means to tolerate a namespace that exists, and a concurrent creator "
+            "makes it exist between the catalog's check and its insert",
     ),
     KnownBug(
         id="camel-null-value-kills-task",
