@@ -384,9 +384,9 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         symptom="UncheckedSQLException \"Failed to execute: INSERT INTO iceberg_namespace_properties\" (SQLite: "
                 "SQLITE_CONSTRAINT_PRIMARYKEY) from the namespace auto-create; the task FAILED until restarted "
                 "(its records are read again then, the namespace exists by then)",
-        # read from the source, not recorded as a run (no WORKAROUND_PAIRS row yet): a namespace that
-        # exists makes createNamespace throw AlreadyExistsException (JdbcCatalog 415-416), which the sink
-        # ignores; one task is one SinkWriter whose put Connect calls from one thread
+        # tasks.max=1 recorded (the scenario with one task: PASS); the namespace created beforehand is
+        # read from the source, not recorded: a namespace that exists makes createNamespace throw
+        # AlreadyExistsException (JdbcCatalog 415-416), which the sink ignores
         workaround="create the table's namespace before the connector starts (createNamespace then throws "
                    "AlreadyExistsException, which the sink ignores), or tasks.max=1",
         scenarios=("iceberg-tasks-create-namespace-at-once",),
