@@ -20,7 +20,7 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("SINKCHECK_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
-# seconds each module took in a fresh-clone run (--durations, set-up included), for the order only
+# the modules that took longest in a fresh-clone run (--durations, set-up included), longest first
 LONGEST_FIRST = ("test_confluent", "test_suite", "test_iceberg", "test_camel", "test_aiven", "test_lenses",
                  "test_spark_streaming", "test_cli_exit_codes")
 
