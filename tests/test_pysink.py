@@ -45,8 +45,8 @@ def test_a_crash_mid_stream_loses_and_duplicates_nothing(tmp_path):
 
 
 def test_a_config_the_python_sink_cannot_run_names_the_property(tmp_path):
-    sc = Scenario("bad", {**BASE, "flush.size": "3", "format.class": "AvroFormat"}, {"t": 1}, records(1))
-    with pytest.raises(TargetError, match="format.class"):
+    sc = Scenario("bad", {**BASE, "flush.size": "3", "partitioner.max.open.files": "3"}, {"t": 1}, records(1))
+    with pytest.raises(TargetError, match="partitioner.max.open.files"):
         run_scenario(sc, "pysink", tmp_path)
 
 

@@ -340,12 +340,16 @@ def test_the_matrix_config_is_accepted():
 
 
 @pytest.mark.parametrize("extra,props", [
-    ({"format.class": AVRO}, ["format.class=AvroFormat", "JsonFormat and ByteArrayFormat"]),
-    ({"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat"}, ["format.class=ParquetFormat"]),
-    ({"store.kafka.keys": "true"}, ["keys.format.class=AvroFormat (the default)", "store.kafka.keys=true",
-                                    "JsonFormat keys/headers only"]),
+    ({"format.class": "com.example.OrcFormat"}, ["format.class=OrcFormat", "JsonFormat, ByteArrayFormat, AvroFormat"]),
+    ({"format.class": AVRO, "s3.compression.type": "gzip"},
+     ["s3.compression.type=gzip with format.class=AvroFormat", "R10.5"]),
+    ({"store.kafka.keys": "true", "s3.compression.type": "gzip"},  # keys default to Avro (R10.5)
+     ["s3.compression.type=gzip with keys.format.class=AvroFormat", "R10.5"]),
     ({"store.kafka.headers": "true", "headers.format.class": BYTES},
-     ["headers.format.class=ByteArrayFormat", "JsonFormat keys/headers only"]),
+     ["headers.format.class=ByteArrayFormat", "JsonFormat, AvroFormat and ParquetFormat keys and headers"]),
+    ({"format.class": AVRO, "avro.codec": "zstandard"}, ["avro.codec=zstandard", "null, deflate, snappy, bzip2"]),
+    ({"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat", "parquet.codec": "lzo"},
+     ["parquet.codec=lzo"]),
     ({"store.kafka.keys": "yes"}, ["store.kafka.keys='yes'"]),
     ({"behavior.on.null.values": "write"}, ["behavior.on.null.values=write", "store.kafka.keys=true"]),
     ({"behavior.on.null.values": "drop"}, ["behavior.on.null.values=drop"]),

@@ -36,7 +36,7 @@ def _run(tmp_path: Path, name: str, target: str = "pysink", *extra: str) -> tupl
     return code, doc["results"]
 
 
-@pytest.mark.parametrize("name", ["default-topics-orders", "timebased-dt-seoul", "field-dt"])
+@pytest.mark.parametrize("name", ["default-topics-orders", "timebased-dt-seoul", "field-dt", "parquet-json-schemas"])
 def test_user_config_runs_write_objects_judged_on_pysink(tmp_path, name):
     code, results = _run(tmp_path, name)
     assert code == Exit.OK, [(r["scenario"], r["status"], r.get("untested")) for r in results]
@@ -79,7 +79,6 @@ def test_parquet_with_schemas_writes_objects_through_the_model(tmp_path):
     ("parquet-json-no-schemas", "set value.converter=org.apache.kafka.connect.json.JsonConverter and "
                                 "value.converter.schemas.enable=true"),
     ("debezium-transforms", "remove `transforms` and the `transforms.*` properties"),
-    ("parquet-json-schemas", "the Python sink writes JsonFormat and ByteArrayFormat values only"),
 ])
 def test_what_sinkcheck_cannot_honour_is_one_exit_4_refusal(tmp_path, capsys, name, says):
     code, results = _run(tmp_path, name, "pysink", "--examples", "0")

@@ -111,8 +111,8 @@ def key_line(rec: LogRecord, conv: RecordConverter, decimal_format: str = "BASE6
     return json_line(schema, payload, has_schema, decimal_format, rec.offset)
 
 
-def headers_line(rec: LogRecord) -> bytes:
-    """R11.3: `{"headers":[{"key":k,"value":v}, …]}`, values stringified (their UTF-8 text).
+def header_strings(rec: LogRecord) -> list[tuple[str, str]]:
+    """R11.3: every header of the record, in its order, its value stringified (its UTF-8 text).
     R11.4: a record without headers is a DataException; so is a null header value (the value
     field of a header struct is a required string; spec open question 11)."""
     if not rec.headers:
@@ -124,7 +124,12 @@ def headers_line(rec: LogRecord) -> bytes:
             raise TaskFailed(f"offset {rec.offset}: header {k!r} has a null value, which the headers struct cannot "
                              "hold (a required string): DataException, the task dies")
         out.append((k, v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)))
-    return headers_record_line(out)
+    return out
+
+
+def headers_line(rec: LogRecord) -> bytes:
+    """R11.3: `{"headers":[{"key":k,"value":v}, …]}` (JsonFormat's headers line)."""
+    return headers_record_line(header_strings(rec))
 
 
 

@@ -15,6 +15,9 @@ MIN_PART = 5 * 1024 * 1024
 JSON_FORMAT_CLASS = "io.confluent.connect.s3.format.json.JsonFormat"
 BYTEARRAY_FORMAT_CLASS = "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"
 AVRO_FORMAT_CLASS = "io.confluent.connect.s3.format.avro.AvroFormat"
+PARQUET_FORMAT_CLASS = "io.confluent.connect.s3.format.parquet.ParquetFormat"
+# format.class (any package: the connector's validator takes the short name) → the format
+FORMATS = {"JsonFormat": "json", "ByteArrayFormat": "bytearray", "AvroFormat": "avro", "ParquetFormat": "parquet"}
 _TBP = "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$"
 _EXTRACTORS = {f"{_TBP}{n}TimestampExtractor": n for n in ("Wallclock", "Record", "RecordField")}
 
@@ -82,7 +85,14 @@ class SinkSettings:
     nulls: str = "fail"
     retry_backoff_ms: int = 200
     pad: int = 10
-    value_format: str = "json"  # json | bytearray (R10.1, R10.2)
+    value_format: str = "json"  # json | bytearray | avro | parquet (R10)
+    keys_format: str = "avro"  # keys.format.class (R11.2): json | avro | parquet
+    headers_format: str = "avro"  # headers.format.class
+    avro_codec: str = "null"  # avro.codec (R10.3)
+    parquet_codec: str = "snappy"  # parquet.codec (R10.4)
+    avro_meta: bool = True  # connect.meta.data
+    avro_enhanced: bool = True  # enhanced.avro.schema.support
+    optional_map_keys: bool = False  # allow.optional.map.keys
     bytearray_ext: str = ".bin"
     bytearray_sep: bytes = b"\n"  # the JVM line separator on Linux
     keys: bool = False  # store.kafka.keys, JsonFormat (R11)
@@ -99,8 +109,18 @@ class SinkSettings:
     @property
     def value_ext(self) -> str:
         """R5.3: the value object's extension, `.gz` included."""
-        base = ".json" if self.value_format == "json" else self.bytearray_ext
-        return base + (".gz" if self.gzip else "")
+        return self.format_ext(self.value_format)
+
+    def format_ext(self, fmt: str) -> str:
+        """A format's extension: `.json`, ByteArray's own, `.avro` (whatever the codec), or
+        parquet-mr's codec extension before `.parquet` (R5.3); `.gz` where gzip applies."""
+        if fmt == "avro":
+            return ".avro"
+        if fmt == "parquet":
+            from adapters.pysink.objectformats import PARQUET_CODECS
+
+            return PARQUET_CODECS[self.parquet_codec][0] + ".parquet"
+        return (".json" if fmt == "json" else self.bytearray_ext) + (".gz" if self.gzip else "")
 
     @classmethod
     def from_config(cls, c: dict[str, str], *, min_part_size: int = MIN_PART) -> "SinkSettings":
@@ -126,21 +146,20 @@ class SinkSettings:
             return v == "true"
 
         fmt = c.get("format.class", "JsonFormat").strip().rsplit(".", 1)[-1]
-        formats = {"JsonFormat": "json", "ByteArrayFormat": "bytearray"}
-        if fmt not in formats:
-            raise SinkConfigError(f"format.class={fmt}: the Python sink writes JsonFormat and ByteArrayFormat "
-                                  f"values only, not Avro or Parquet; set format.class to "
-                                  f"{JSON_FORMAT_CLASS} or {BYTEARRAY_FORMAT_CLASS}")
+        if fmt not in FORMATS:
+            raise SinkConfigError(f"format.class={fmt}: the Python sink writes {', '.join(FORMATS)}; set "
+                                  f"format.class to one of those (e.g. {JSON_FORMAT_CLASS})")
         keys, headers = flag("store.kafka.keys", False), flag("store.kafka.headers", False)
+        view_formats = {}
         for on, what, prop in ((keys, "store.kafka.keys", "keys.format.class"),
                                (headers, "store.kafka.headers", "headers.format.class")):
-            if not on:
-                continue
             given = prop in c
             kf = c.get(prop, AVRO_FORMAT_CLASS).strip().rsplit(".", 1)[-1]
-            if kf != "JsonFormat":
+            view_formats[prop] = FORMATS.get(kf, "json")
+            if on and FORMATS.get(kf) not in ("json", "avro", "parquet"):
                 raise SinkConfigError(f"{prop}={kf}{'' if given else ' (the default)'} with {what}=true: the Python "
-                                      f"sink writes JsonFormat keys/headers only; set {prop}={JSON_FORMAT_CLASS}")
+                                      f"sink writes JsonFormat, AvroFormat and ParquetFormat keys and headers; set "
+                                      f"{prop}={JSON_FORMAT_CLASS} or {AVRO_FORMAT_CLASS}")
         compat = c.get("schema.compatibility", "NONE").strip()
         if compat in ("BACKWARD", "FORWARD", "FULL"):  # R14.6: any other name is NONE in the connector too
             raise SinkConfigError(f"schema.compatibility={compat}: the Python sink does not project records to "
@@ -174,6 +193,14 @@ class SinkSettings:
         comp = c.get("s3.compression.type", "none").lower()
         if comp not in ("none", "gzip"):
             raise SinkConfigError(f"s3.compression.type={comp}: the Python sink supports none and gzip")
+        if comp == "gzip":  # R10.5: the connector's validator refuses it, for values, keys and headers alike
+            for prop, fmt_of, on in (("format.class", FORMATS[fmt], True),
+                                     ("keys.format.class", view_formats["keys.format.class"], keys),
+                                     ("headers.format.class", view_formats["headers.format.class"], headers)):
+                if on and fmt_of in ("avro", "parquet"):
+                    raise SinkConfigError(f"s3.compression.type=gzip with {prop}={fmt_of.capitalize()}Format: "
+                                          "compression applies to JsonFormat and ByteArrayFormat only (R10.5); "
+                                          "remove s3.compression.type or write JSON")
         part = num("s3.part.size", 26_214_400)
         if part < min_part_size:
             raise SinkConfigError(f"s3.part.size={part} is below the minimum {min_part_size}")
@@ -186,7 +213,11 @@ class SinkSettings:
                 nulls=c.get("behavior.on.null.values", "fail").lower(),
                 retry_backoff_ms=num("retry.backoff.ms", 200),
                 pad=num("filename.offset.zero.pad.width", 10),
-                value_format=formats[fmt], keys=keys, headers=headers,
+                value_format=FORMATS[fmt], keys=keys, headers=headers,
+                keys_format=view_formats["keys.format.class"], headers_format=view_formats["headers.format.class"],
+                avro_codec=c.get("avro.codec", "null").strip(), parquet_codec=c.get("parquet.codec", "snappy").strip().lower(),
+                avro_meta=flag("connect.meta.data", True), avro_enhanced=flag("enhanced.avro.schema.support", True),
+                optional_map_keys=flag("allow.optional.map.keys", False),
                 tombstone_ep=c.get("tombstone.encoded.partition", "tombstone").strip(),
                 decimal_format=c.get("json.decimal.format", "BASE64").strip().upper(),
                 scan_limit=num("max.files.scan.limit", 100))
@@ -194,6 +225,13 @@ class SinkSettings:
         # neither keys nor headers stored (S3SinkConnectorConfig.shouldEnableConditionalWrites)
         s.conditional_writes = (flag("enable.conditional.writes", True) and s.schedule_ms != -1
                                 and not keys and not headers)
+        from adapters.pysink.objectformats import AVRO_CODECS, PARQUET_CODECS
+
+        if s.avro_codec not in AVRO_CODECS:
+            raise SinkConfigError(f"avro.codec={s.avro_codec}: must be one of {', '.join(AVRO_CODECS)}")
+        if s.parquet_codec not in PARQUET_CODECS:
+            raise SinkConfigError(f"parquet.codec={s.parquet_codec}: the Python sink writes "
+                                  f"{', '.join(PARQUET_CODECS)}; set one of those")
         if s.pad < 1:
             raise SinkConfigError(f"filename.offset.zero.pad.width={s.pad}: the Python sink needs a width of at least "
                                   "1 (the connector's validator rejects negative widths, and 0 builds Java's "

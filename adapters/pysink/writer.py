@@ -11,10 +11,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from adapters.pysink.encoding import (bytes_value, convert, field_ep, gzip_stream, headers_line, json_line, key_line,
+from adapters.pysink.avrowrite import AvroWriteError
+from adapters.pysink.encoding import (bytes_value, convert, field_ep, header_strings, headers_line, json_line, key_line,
                                       schema_key, value_key)
 from adapters.pysink.errors import Fenced, FileExists, Killed, TaskFailed, precondition_failed
 from adapters.pysink.log import TP, LogRecord
+from adapters.pysink.objectformats import Avro, Lines, ObjectFormat, Parquet, View, headers_view
 from adapters.pysink.settings import SinkSettings
 from adapters.pysink.timestamps import next_boundary, record_field_ts, time_bucket
 
@@ -28,6 +30,13 @@ class WriterTask(Protocol):
     instance: Any
 
 
+class Finished(ObjectFormat):
+    """The format of an object whose whole body is in its buffer already (a variant rewrote it)."""
+
+    def close(self) -> bytes:
+        return b""
+
+
 @dataclass
 class OpenFile:
     """An object under construction for one (TP, ep): invisible until completed."""
@@ -35,11 +44,12 @@ class OpenFile:
     ep: str
     start: int
     key: str
+    view: str = "value"  # value | keys | headers (R11)
+    fmt: ObjectFormat = field(default_factory=lambda: Lines(False, -1))
     records: int = 0
     buf: bytearray = field(default_factory=bytearray)
     upload_id: str | None = None
     parts: list[dict] = field(default_factory=list)
-    gz: Any = None
 
 
 @dataclass
@@ -206,35 +216,65 @@ class Writer:
         key = self.object_key(ep, start)
         fs = FileSet(ep, start, key, has_value=s.tombstone_ep not in key)
         stem = key[: -len(s.value_ext)] if s.value_ext and key.endswith(s.value_ext) else key
-        json_ext = ".json" + (".gz" if s.gzip else "")
         if fs.has_value:
-            fs.streams.append(self.object_type(ep, start, key))
-        if s.keys:
-            fs.streams.append(self.object_type(ep, start, f"{stem}.keys{json_ext}"))
-        if s.headers:
-            fs.streams.append(self.object_type(ep, start, f"{stem}.headers{json_ext}"))
+            fs.streams.append(self.object_type(ep, start, key, "value", self.object_format("value")))
+        for on, view, fmt in ((s.keys, "keys", s.keys_format), (s.headers, "headers", s.headers_format)):
+            if on:
+                fs.streams.append(self.object_type(ep, start, f"{stem}.{view}{s.format_ext(fmt)}", view,
+                                                   self.object_format(view)))
         return fs
+
+    def object_format(self, view: str) -> ObjectFormat:
+        """A fresh writer of one object's format (R10; R11.2: keys and headers have their own)."""
+        s = self.s
+        fmt = {"value": s.value_format, "keys": s.keys_format, "headers": s.headers_format}[view]
+        flags = (s.avro_meta, s.avro_enhanced, s.optional_map_keys)
+        if fmt == "avro":
+            return Avro(s.avro_codec, *flags)
+        if fmt == "parquet":
+            return Parquet(s.parquet_codec, view, *flags)
+        return Lines(s.gzip, s.gzip_level)
 
     # -- what a record writes (R10, R11) --
     def record_lines(self, fs: FileSet, rec: LogRecord, tomb: bool, schema: Any, payload: Any,
-                     has_schema: bool) -> list[bytes]:
-        """One record's bytes for each object of `fs`, in stream order. Every check runs before
-        anything is appended, so the objects of a file stay aligned (R11.4)."""
-        s = self.s
-        key = self.key_bytes(rec) if s.keys else None  # R11.4: a null key
-        headers = self.headers_bytes(rec) if s.headers else None  # R11.4: no headers
-        out: list[bytes] = []
+                     has_schema: bool) -> list[Any]:
+        """What one record appends to each object of `fs`, in stream order. Every check runs
+        before anything is appended, so the objects of a file stay aligned (R11.4)."""
+        by_view = {f.view: f for f in fs.streams}
+        out: dict[str, Any] = {}
+        if self.s.keys:  # R11.4: a null key
+            f = by_view["keys"]
+            out["keys"] = self.key_bytes(rec) if f.fmt.kind == "line" else self.prepared(f, self.key_view(rec), rec)
+        if self.s.headers:  # R11.4: no headers
+            f = by_view["headers"]
+            out["headers"] = (self.headers_bytes(rec) if f.fmt.kind == "line"
+                              else self.prepared(f, headers_view(header_strings(rec)), rec))
         if fs.has_value:
-            out.append(self.value_bytes(rec, schema, payload, has_schema))
+            f = by_view["value"]
+            out["value"] = (self.value_bytes(rec, schema, payload, has_schema) if f.fmt.kind == "line"
+                            else self.prepared(f, View(schema if has_schema else None, payload), rec))
         elif not tomb:
             raise TaskFailed(f"offset {rec.offset}: Value writer not configured: the object key {fs.key!r} contains "
-                             f"the tombstone.encoded.partition string {s.tombstone_ep!r}, so it gets no value "
+                             f"the tombstone.encoded.partition string {self.s.tombstone_ep!r}, so it gets no value "
                              "object (R11.5); the task dies")
-        if key is not None:
-            out.append(key)
-        if headers is not None:
-            out.append(headers)
-        return out
+        return [out[f.view] for f in fs.streams]
+
+    def key_view(self, rec: LogRecord) -> View:
+        """R11.3: the key as its converter reads it; R11.4: a null key is a DataException."""
+        schema, payload, has_schema = convert(self.s.key_conv, rec.key, rec, "key")
+        if payload is None:
+            raise TaskFailed(f"offset {rec.offset}: Key cannot be null with store.kafka.keys=true (R11.4 "
+                             "DataException; the Python sink has no DLQ, so the task dies)")
+        return View(schema if has_schema else None, payload)
+
+    def prepared(self, f: OpenFile, view: View, rec: LogRecord) -> Any:
+        """The record's view checked against the object's format (Avro, Parquet): a record AvroData
+        or the writer refuses is a DataException, and the Python sink has no DLQ."""
+        try:
+            return f.fmt.prepare(view)
+        except AvroWriteError as e:
+            raise TaskFailed(f"offset {rec.offset}: {f.fmt.kind.capitalize()}Format cannot write the record's "
+                             f"{f.view}: {e} (the task dies)") from None
 
     def decimal_format(self) -> str:
         """R10.1: json.decimal.format decides how JsonFormat writes a Decimal, in values and keys alike."""
@@ -257,14 +297,9 @@ class Writer:
         return json_line(schema, payload, has_schema, self.decimal_format(), rec.offset)
 
     # -- the multipart stream of one file (R7.1) --
-    def append(self, f: OpenFile, offset: int, line: bytes) -> None:
+    def append(self, f: OpenFile, offset: int, item: Any) -> None:
         f.records += 1
-        if self.s.gzip:
-            if f.gz is None:
-                f.gz = gzip_stream(self.s.gzip_level)
-            f.buf += f.gz.compress(line)
-        else:
-            f.buf += line
+        f.buf += f.fmt.add(item)
         while len(f.buf) >= self.s.part_size:
             self.upload_part(f, bytes(f.buf[: self.s.part_size]))
             del f.buf[: self.s.part_size]
@@ -304,9 +339,11 @@ class Writer:
         """Upload the remainder as the last part and complete: the object becomes visible, whole,
         in one step (R7.1)."""
         inst, s = self.inst, self.s
-        if f.gz is not None:
-            f.buf += f.gz.flush()
-            f.gz = None
+        f.buf += f.fmt.close()
+        f.fmt = Finished()
+        while len(f.buf) > s.part_size:  # a format that writes at close (Parquet) fills parts only now
+            self.upload_part(f, bytes(f.buf[: s.part_size]))
+            del f.buf[: s.part_size]
         self.upload_part(f, bytes(f.buf))
         f.buf = bytearray()
         # R8.1: where conditional writes are on, an object already there is never overwritten

@@ -80,14 +80,14 @@ FORMAT_CLASSES = {
     "avro": "io.confluent.connect.s3.format.avro.AvroFormat",
     "parquet": "io.confluent.connect.s3.format.parquet.ParquetFormat",
 }
-# value formats per claim family: the Python sink writes JSON and ByteArray values; the
-# Confluent connector all four
+# value formats per claim family: the Confluent connector and the Python sink write all four;
+# a sink of its own declares JSON and ByteArray
 SINK_FORMATS = ("json", "bytearray")
 CONFLUENT_FORMATS = ("json", "bytearray", "avro", "parquet")
 
 
 def formats_for(target_kind: str) -> tuple[str, ...]:
-    return CONFLUENT_FORMATS if target_kind == "confluent" else SINK_FORMATS
+    return CONFLUENT_FORMATS if target_kind in ("confluent", "pysink") else SINK_FORMATS
 
 
 # the values a table sink can write into rows: Structs and maps (Iceberg's sink: "Messages should

@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.pysink.encoding import gzip_stream, value_key
+from adapters.pysink.encoding import value_key
 from adapters.pysink.log import TP, LogRecord
 from adapters.pysink.settings import SinkSettings
 from adapters.pysink.sink import SinkInstance, SinkTask
 from adapters.pysink.timestamps import _local_to_utc, parse_iso_ms, time_bucket, utc_offset_ms
-from adapters.pysink.writer import OpenFile, Writer
+from adapters.pysink.writer import Finished, OpenFile, Writer
 
 
 # --- naming and partitioning ---------------------------------------------------------------------
@@ -296,34 +296,33 @@ class DecimalAlwaysBase64(Writer):
 
 @dataclass
 class LinedFile(OpenFile):
-    """An object under construction that also keeps its lines, uncompressed."""
+    """An object under construction that also keeps what each record appended to it (a line,
+    or an Avro or Parquet record), so its body can be rebuilt from some of them."""
 
-    lines: list[bytes] = field(default_factory=list)
+    lines: list[Any] = field(default_factory=list)
 
 
 class _KeepsLines(Writer):
-    """A writer whose files keep their lines, for the variants that rebuild a body from them."""
+    """A writer whose files keep their records, for the variants that rebuild a body from them."""
 
     object_type = LinedFile
 
-    def append(self, f: OpenFile, offset: int, line: bytes) -> None:
+    def append(self, f: OpenFile, offset: int, item: Any) -> None:
         assert isinstance(f, LinedFile)
-        f.lines.append(line)
-        super().append(f, offset, line)
+        f.lines.append(item)
+        super().append(f, offset, item)
 
     def rewrite(self, f: OpenFile, body: bytes) -> None:
-        """Throws away what the file streamed so far: `body` becomes its whole content."""
+        """Throws away what the file streamed so far: `body` (its whole content) is all it holds."""
         if f.upload_id is not None:
             self.abort(f)
-        f.upload_id, f.parts, f.gz = None, [], None
-        f.buf = bytearray(self.stored(body))
+        f.upload_id, f.parts = None, []
+        f.buf = bytearray(body)
+        f.fmt = Finished()
 
-    def stored(self, data: bytes) -> bytes:
-        """`data` as an object holds it: gzipped with s3.compression.type=gzip."""
-        if not self.s.gzip:
-            return data
-        c = gzip_stream(self.s.gzip_level)
-        return c.compress(data) + c.flush()
+    def stored(self, f: OpenFile, items: list[Any]) -> bytes:
+        """An object of `f`'s format holding `items` (gzipped with s3.compression.type=gzip)."""
+        return f.fmt.rebuild(items)
 
 
 class LastRecordMissing(_KeepsLines):
@@ -332,7 +331,7 @@ class LastRecordMissing(_KeepsLines):
     def finish(self, f: OpenFile) -> None:
         assert isinstance(f, LinedFile)
         if f.records > 0 and f.ep == self.current_ep:
-            self.rewrite(f, b"".join(f.lines[:-1]))
+            self.rewrite(f, self.stored(f, f.lines[:-1]))
         super().finish(f)
 
 
@@ -342,10 +341,10 @@ class NoTrailingSeparator(_KeepsLines):
     def finish(self, f: OpenFile) -> None:
         assert isinstance(f, LinedFile)
         s = self.s
-        if f.lines and f.records > 0:
+        if f.lines and f.records > 0 and f.fmt.kind == "line":  # JSON and ByteArray lines only
             sep = s.bytearray_sep if s.value_format == "bytearray" and f.key.endswith(s.value_ext) else b"\n"
             body = b"".join(f.lines)
-            self.rewrite(f, body[: -len(sep)] if sep and body.endswith(sep) else body)
+            self.rewrite(f, self.stored(f, [body[: -len(sep)] if sep and body.endswith(sep) else body]))
         super().finish(f)
 
 
@@ -357,9 +356,9 @@ class PartialVisible(_KeepsLines):
     def finish(self, f: OpenFile) -> None:
         assert isinstance(f, LinedFile)
         if len(f.lines) > 1:
-            inst, half = self.inst, b"".join(f.lines[: len(f.lines) // 2])
-            inst.s3("put_object", Bucket=self.s.bucket, Key=f.key, Body=self.stored(half))
-            inst.journal_event("visible-partial", f.key, len(f.lines) // 2)
+            inst, half = self.inst, f.lines[: len(f.lines) // 2]
+            inst.s3("put_object", Bucket=self.s.bucket, Key=f.key, Body=self.stored(f, half))
+            inst.journal_event("visible-partial", f.key, len(half))
             time.sleep(self.visible_for_s)
         super().finish(f)
 
