@@ -14,6 +14,8 @@ def format_options(cfg: SinkConfig) -> FormatOptions:
         json_decimal_format=cfg.json_decimal_format,
         bytearray_separator=cfg.bytearray_separator,
         bytearray_extension=cfg.bytearray_extension,
+        avro_default_names_indexed=cfg.version.avro_default_names_indexed,
+        avro_writer_opens_once=cfg.version.avro_writer_opens_once,
     )
 
 

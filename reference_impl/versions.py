@@ -73,6 +73,8 @@ _PARTITION_CHANGE_REMOVED = {
 }
 # First patch of each line where `rotate.file.on.partition.change` restores it (PR #830).
 _PARTITION_CHANGE_FLAG = {(10, 1): 26, (10, 2): 24, (10, 3): 21, (10, 4): 19, (10, 5): 24, (10, 6): 3}
+# AvroRecordWriterProvider opens its writer once per file (#801, CC-29764): first patch per line
+_AVRO_WRITER_OPENS_ONCE = {(10, 0): 37, (10, 1): 25, (10, 2): 23, (10, 3): 20, (10, 4): 18, (10, 5): 20}
 # report.null.values.to.dlq (PR #774): first patch per line where known.
 _REPORT_NULLS_FLAG = {(10, 0): 33, (10, 1): 22}
 
@@ -160,6 +162,28 @@ class VersionProfile:
         line = self.version[:2]
         if line in _REPORT_NULLS_FLAG:
             return self.version[2] >= _REPORT_NULLS_FLAG[line]
+        return self._at_least(10, 6, 0)
+
+    @property
+    def avro_default_names_indexed(self) -> bool:
+        """R10.3: the bundled AvroData names unnamed structs ConnectDefault, ConnectDefault2, …
+        (schema-registry DGS-2814: 5.5.8, 6.0.6, 6.2.3, 7.0.2 on), so two different ones can
+        share a file. The storage-common each release bundles says which AvroData it gets:
+        CP 7.2.x from 10.0.11 (and 10.0.7-10.0.8), 6.0.x before, 5.x on the 5.x lines."""
+        v = self.version
+        if v[:2] == (10, 0):
+            return v[2] >= 11 or v[2] in (7, 8)
+        return self._at_least(10, 1, 0)
+
+    @property
+    def avro_writer_opens_once(self) -> bool:
+        """R10.3: AvroRecordWriterProvider opens its DataFileWriter at the first record of a
+        file whatever that record's schema (#801, CC-29764). Before, it opened the writer while
+        its remembered schema was null, so a schemaless file's second record re-opened an open
+        DataFileWriter (AvroRuntimeException: already open) and the task died."""
+        line = self.version[:2]
+        if line in _AVRO_WRITER_OPENS_ONCE:
+            return self.version[2] >= _AVRO_WRITER_OPENS_ONCE[line]
         return self._at_least(10, 6, 0)
 
     @property

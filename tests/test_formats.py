@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reference_impl.connect_data import DATE, DECIMAL, TIME, TIMESTAMP, Field, Schema, SinkRecord, Struct, from_json
+from reference_impl.versions import VersionProfile
 from reference_impl.formats import (HEADER_SCHEMA, VIEWS, DataError, FormatOptions, WriterFailure,
                                     detect_compression, format_for, view_of)
 from reference_impl.formats.json_format import decimal_bytes, java_float_text, to_float32
@@ -288,17 +289,49 @@ def test_R10_3_avro_primitives_are_unwrapped_and_optional_is_a_union():
     assert AVRO.decode(data, OPTS) == [{"b": 3, "o": None}]
 
 
-def test_R10_3_avro_nested_unnamed_structs_cannot_be_redefined():
+def test_R10_3_avro_unnamed_structs_are_connect_default_numbered_in_the_order_met():
+    # AvroData 7.x (12.1.9 bundles 7.7.8, seen on the real 12.1.9: avro-connect-types)
     a, sa = struct_of(x=(Schema("int32"), 1))
     b, sb = struct_of(y=(Schema("string"), "s"))
     v, s = struct_of(a=(sa, a), b=(sb, b))
-    with pytest.raises(DataError, match="redefine"):
-        AVRO.check_writable(v, s, "value")
+    AVRO.check_writable(v, s, "value")
+    ws = _writer_schema(AVRO.encode([(v, s)], OPTS))
+    assert _fullname(ws) == "io.confluent.connect.avro.ConnectDefault"
+    inner = {f["name"]: _fullname(f["type"]) for f in ws["fields"]}
+    assert inner == {"a": "io.confluent.connect.avro.ConnectDefault2", "b": "io.confluent.connect.avro.ConnectDefault3"}
     # the same struct twice is defined once and referenced
     v2, s2 = struct_of(a=(sa, a), c=(sa, a))
     named = Schema("struct", name="com.acme.Row", fields=s2.fields)
     AVRO.check_writable(Struct(named, v2.values), named, "value")
     assert AVRO.decode(AVRO.encode([(Struct(named, v2.values), named)], OPTS), OPTS) == [{"a": {"x": 1}, "c": {"x": 1}}]
+
+
+def test_R10_3_before_avrodata_7_0_2_two_unnamed_structs_cannot_share_a_file():
+    a, sa = struct_of(x=(Schema("int32"), 1))
+    b, sb = struct_of(y=(Schema("string"), "s"))
+    v, s = struct_of(a=(sa, a), b=(sb, b))
+    old = FormatOptions(avro_default_names_indexed=False)
+    with pytest.raises(DataError, match="redefine"):
+        AVRO.check_writable(v, s, "value", old)
+    assert not VersionProfile.of("10.0.4").avro_default_names_indexed
+    assert VersionProfile.of("10.1.0").avro_default_names_indexed and VersionProfile.of("12.1.9").avro_default_names_indexed
+
+
+def test_R10_3_two_different_structs_of_one_name_cannot_share_a_file():
+    a, sa = struct_of(x=(Schema("int32"), 1))
+    b, sb = struct_of(y=(Schema("string"), "s"))
+    sa, sb = (Schema("struct", name="com.acme.Same", fields=x.fields) for x in (sa, sb))
+    v, s = struct_of(a=(sa, Struct(sa, a.values)), b=(sb, Struct(sb, b.values)))
+    with pytest.raises(DataError, match="redefine"):
+        AVRO.check_writable(v, s, "value")
+
+
+def test_R10_3_an_optional_struct_is_a_union_null_first_even_with_a_default():
+    a, sa = struct_of(x=(Schema("int32"), 1))
+    opt = Schema("struct", optional=True, default=a, fields=sa.fields)
+    v, s = struct_of(o=(opt, a))
+    field = _writer_schema(AVRO.encode([(v, s)], OPTS))["fields"][0]
+    assert field["type"][0] == "null" and field["type"][1]["type"] == "record"
 
 
 def test_R10_3_avro_maps_with_non_string_keys_are_entry_arrays():
@@ -310,18 +343,26 @@ def test_R10_3_avro_maps_with_non_string_keys_are_entry_arrays():
     assert AVRO.decode(data, OPTS) == [{"m": [{"key": 1, "value": "a"}]}]
 
 
-def test_R10_3_avro_schemaless_value_is_an_anything_record_and_a_second_one_kills_the_task():
-    data = AVRO.encode([({"a": [1, 2.5, None, "s"], "b": True}, None)], OPTS)
+def test_R10_3_avro_schemaless_values_are_anything_records_one_file_holding_many():
+    # seen on the real 12.1.9 (avro-schemaless-values): three Anything records a file
+    data = AVRO.encode([({"a": [1, 2.5, None, "s"], "b": True}, None), ("k1", None)], OPTS)
     ws = _writer_schema(data)
     assert _fullname(ws) == "io.confluent.connect.avro.Anything"
-    assert AVRO.decode(data, OPTS) == [{"a": [1, 2.5, None, "s"], "b": True}]
-    AVRO.check_append(0, "k0", None, "keys")
-    with pytest.raises(WriterFailure, match="already open"):
-        AVRO.check_append(1, "k1", None, "keys")
-    with pytest.raises(WriterFailure):
-        AVRO.encode([("k0", None), ("k1", None)], OPTS, "keys")
+    assert AVRO.decode(data, OPTS) == [{"a": [1, 2.5, None, "s"], "b": True}, "k1"]
+    AVRO.check_append(1, "k1", None, "keys")
     with pytest.raises(DataError, match="Unknown Java type"):
         AVRO.check_writable(b"raw", None, "value")
+
+
+def test_R10_3_before_801_a_schemaless_files_second_record_kills_the_task():
+    old = FormatOptions(avro_writer_opens_once=False)
+    AVRO.check_append(0, "k0", None, "keys", old)
+    with pytest.raises(WriterFailure, match="already open"):
+        AVRO.check_append(1, "k1", None, "keys", old)
+    with pytest.raises(WriterFailure):
+        AVRO.encode([("k0", None), ("k1", None)], old, "keys")
+    assert not VersionProfile.of("10.5.19").avro_writer_opens_once
+    assert VersionProfile.of("10.5.20").avro_writer_opens_once and VersionProfile.of("10.6.0").avro_writer_opens_once
 
 
 def test_R10_3_avro_codecs_decode_alike():

@@ -31,6 +31,18 @@ def decode_view(cfg: SinkConfig, data: bytes, view: str) -> list[Any]:
     return format_for(view_format_class(cfg, view)).decode(data, format_options(cfg), view)
 
 
+def writer_schema_shape(cfg: SinkConfig, data: bytes, view: str) -> Any:
+    """The shape (formats.avro.schema_shape) of the Avro writer schema an Avro object declares,
+    or a Parquet object carries from parquet-avro; None for other formats or where there is none."""
+    name = format_for(view_format_class(cfg, view)).name
+    if name not in ("avro", "parquet") or not data:
+        return None
+    from reference_impl.formats import avro, parquet
+
+    schema = (avro if name == "avro" else parquet).writer_schema(data)
+    return None if schema is None else avro.schema_shape(schema)
+
+
 def jsonable(v: Any) -> Any:
     """Decoded values as plain JSON (Decimals as strings, bytes as base64)."""
     if isinstance(v, dict):

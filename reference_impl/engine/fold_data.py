@@ -12,6 +12,7 @@ from reference_impl.connect_data import Schema, SinkRecord
 from reference_impl.errors import ConnectorError
 from reference_impl.engine.expectation import ExpectedObject, OpenFile, SkippedRecord, TaskFailure
 from reference_impl.formats import DataError as FormatDataError
+from reference_impl.naming import format_options
 from reference_impl.formats import WriterFailure, format_for, view_of
 from reference_impl.naming import object_key
 from reference_impl.partitioning import Partitioner
@@ -182,8 +183,8 @@ def _writability(cfg: SinkConfig) -> Callable[[SinkRecord], bool]:
         for view, fmt in fmts:
             value, schema = view_of(r, view)
             try:
-                fmt.check_writable(value, schema, view)
-                fmt.check_append(1, value, schema, view)  # a run appends to a file already started
+                fmt.check_writable(value, schema, view, format_options(cfg))
+                fmt.check_append(1, value, schema, view, format_options(cfg))  # a run appends to a file already started
             except (FormatDataError, WriterFailure):
                 return False
         return True

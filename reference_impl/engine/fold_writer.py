@@ -11,7 +11,7 @@ from reference_impl.errors import ConnectorError, DataError, FatalError, Partiti
 from reference_impl.engine.expectation import OpenFile, SkippedRecord, TaskFailure
 from reference_impl.formats import DataError as FormatDataError
 from reference_impl.formats import WriterFailure, format_for, view_of
-from reference_impl.naming import object_key
+from reference_impl.naming import format_options, object_key
 from reference_impl.partitioning import Partitioner
 from reference_impl.timeutil import next_scheduled_rotation, zone
 from reference_impl.engine.fold_data import (CommittedFile, FoldResult, Put, RecordColumns, SchemaCodes,
@@ -172,8 +172,8 @@ class TopicPartitionWriter:
             value, schema = view_of(record, view)
             in_file = sum(len(c) for c in self.files.get(ep, ()))
             try:
-                fmt.check_writable(value, schema, view)
-                fmt.check_append(in_file, value, schema, view)
+                fmt.check_writable(value, schema, view, format_options(cfg))
+                fmt.check_append(in_file, value, schema, view, format_options(cfg))
             except FormatDataError as e:
                 raise DataError("R10", f"offset {record.offset} ({view}): {e}") from None
             except WriterFailure as e:

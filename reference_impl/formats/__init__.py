@@ -35,6 +35,10 @@ class FormatOptions:
     json_decimal_format: str = "BASE64"  # BASE64|NUMERIC
     bytearray_separator: bytes = b"\n"
     bytearray_extension: str = ".bin"
+    # AvroData names unnamed structs ConnectDefault, ConnectDefault2, … (VersionProfile)
+    avro_default_names_indexed: bool = True
+    # AvroRecordWriterProvider opens its DataFileWriter once per file, whatever the schema (#801)
+    avro_writer_opens_once: bool = True
 
 
 class Format(Protocol):
@@ -42,10 +46,12 @@ class Format(Protocol):
     supports_compression: bool  # R10.5: only json and bytearray
 
     def extension(self, opts: FormatOptions) -> str: ...
-    def check_writable(self, value: Any, schema: Schema | None, view: str) -> None: ...
+    def check_writable(self, value: Any, schema: Schema | None, view: str,
+                       opts: FormatOptions | None = None) -> None: ...
     # Raise WriterFailure where appending this record to a file that already holds
-    # `records_in_file` records kills the writer (only Avro with schemaless records does).
-    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str) -> None: ...
+    # `records_in_file` records kills the writer (only Avro with schemaless records does, before #801).
+    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str,
+                     opts: FormatOptions | None = None) -> None: ...
     def encode(self, items: list[tuple[Any, Schema | None]], opts: FormatOptions, view: str = "value") -> bytes: ...
     def decode(self, data: bytes, opts: FormatOptions, view: str = "value") -> list[Any]: ...
 

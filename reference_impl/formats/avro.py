@@ -66,6 +66,11 @@ def _required(schema: Schema) -> Schema:
     return Schema(**{**schema.__dict__, "optional": False, "default": None})
 
 
+def _non_optional(schema: Schema) -> Schema:
+    """AvroData.nonOptional: the same schema, default kept, not optional."""
+    return Schema(**{**schema.__dict__, "optional": False})
+
+
 def _meta(schema: Schema) -> dict[str, Any]:
     """connect.* properties (connect.meta.data=true); they do not change the data."""
     out: dict[str, Any] = {}
@@ -75,6 +80,8 @@ def _meta(schema: Schema) -> dict[str, Any]:
         out["connect.version"] = schema.version
     if schema.parameters:
         out["connect.parameters"] = dict(schema.parameters)
+    if schema.default is not None:
+        out["connect.default"] = _default_json(schema, schema.default)
     if schema.name is not None:
         out["connect.name"] = schema.name
     return out
@@ -85,36 +92,79 @@ def _split(full: str) -> tuple[str, str]:
     return ns, short
 
 
-def avro_schema(schema: Schema, names: dict[str, Schema] | None = None) -> Any:
-    """Connect schema → Avro schema (AvroData.fromConnectSchema). `names` maps the full
-    names already defined in this schema to the Connect schema that defined them."""
-    names = {} if names is None else names
-    base = _base(_required(schema) if schema.optional else schema, names)
+def _key(schema: Schema) -> Any:
+    try:
+        hash(schema)
+        return schema
+    except TypeError:  # a default that is a Struct, list or map
+        return repr(schema)
+
+
+class _Names:
+    """One file's AvroData.fromConnectSchema context: the count of unnamed structs met so far
+    (`ConnectDefault`, `ConnectDefault2`, … from AvroData 7.0.2/6.x back-ports, DGS-2814;
+    all `ConnectDefault` before), the Avro types of the non-optional Connect schemas already
+    converted (an equal schema again is a reference to the same type), and the full names
+    defined (Avro cannot write two different types of one name: SchemaParseException)."""
+
+    def __init__(self, indexed: bool = True):
+        self.indexed = indexed
+        self.count = 0
+        self.by_schema: dict[Any, Any] = {}
+        self.defined: dict[str, Any] = {}
+
+    def default_name(self) -> str:
+        self.count += 1
+        n = self.count if self.indexed else 1
+        return f"{NAMESPACE}.ConnectDefault" + (str(n) if n > 1 else "")
+
+    def define(self, full: str, key: Any) -> bool:
+        """True where `full` is already defined by an equal type (write a reference)."""
+        seen = self.defined.get(full)
+        if seen is None:
+            self.defined[full] = key
+            return False
+        if seen == key:
+            return True
+        raise DataError(f"SchemaParseException: Can't redefine: {full} (two different types get the same Avro "
+                        "name" + ("" if self.indexed else "; before AvroData 7.0.2 every unnamed struct is "
+                                                            "ConnectDefault") + ")")
+
+
+def avro_schema(schema: Schema, names: _Names | None = None, indexed: bool = True) -> Any:
+    """Connect schema → Avro schema (AvroData.fromConnectSchema, connect.meta.data on), as the
+    real 12.1.9 writes it: an optional struct is `["null", record]` whatever its default, any
+    other optional schema `[T, "null"]` with a default and `["null", T]` without."""
+    names = _Names(indexed) if names is None else names
+    if schema.type == "struct" and schema.optional:
+        return ["null", avro_schema(_non_optional(schema), names)]
     if not schema.optional:
+        cached = names.by_schema.get(_key(schema))
+        if cached is not None:
+            return _reference(cached)
+    base = _base(schema, names)
+    if not schema.optional:
+        names.by_schema[_key(schema)] = base
         return base
     return [base, "null"] if schema.default is not None else ["null", base]
 
 
-def _named(full: str, connect: Schema, names: dict[str, Schema], build) -> Any:
-    seen = names.get(full)
-    if seen is not None:
-        if seen == connect:
-            return full  # the same type again: a reference
-        raise DataError(f"SchemaParseException: Can't redefine: {full} (two different structs get "
-                        "the same Avro name; unnamed structs are all ConnectDefault)")
-    names[full] = connect
-    return build()
+def _reference(avro: Any) -> Any:
+    """A type converted before: a named type by its full name, any other as it is."""
+    if isinstance(avro, dict) and avro.get("type") in ("record", "enum", "fixed"):
+        ns = avro.get("namespace")
+        return f"{ns}.{avro['name']}" if ns else avro["name"]
+    return avro
 
 
-def _base(schema: Schema, names: dict[str, Schema]) -> Any:
+def _base(schema: Schema, names: _Names) -> Any:
     meta = _meta(schema)
     if schema.name == DECIMAL:
         scale = int(schema.params.get("scale", "0"))
         prec = int(schema.params.get("connect.decimal.precision", "64"))
-        t: dict[str, Any] = {"type": "bytes", "scale": scale, "precision": prec, **meta}
-        if 0 <= scale <= prec:
-            t["logicalType"] = "decimal"
-        return t
+        # the logical type where the scale fits the precision, the legacy property otherwise:
+        # logicalType decimal either way
+        return {"type": "bytes", "scale": scale, "precision": prec, **meta, "logicalType": "decimal"}
     if schema.name == TIMESTAMP:
         return {"type": "long", **meta, "logicalType": "timestamp-millis"}
     if schema.name == DATE:
@@ -134,37 +184,55 @@ def _base(schema: Schema, names: dict[str, Schema]) -> Any:
             return {"type": "map", "values": avro_schema(schema.values, names), **meta}
         full = schema.name or f"{NAMESPACE}.MapEntry"
         ns, short = _split(full)
-
-        def entry() -> Any:
-            rec: dict[str, Any] = {"type": "record", "name": short, "fields": [
-                _field("key", schema.keys, names), _field("value", schema.values, names)]}  # type: ignore[arg-type]
-            if ns:
-                rec["namespace"] = ns
-            if schema.name:
-                rec["connect.internal.type"] = "MapEntry"
-            return rec
-        return {"type": "array", "items": _named(full, schema, names, entry), **meta}
+        entry: dict[str, Any] = {"type": "record", "name": short, "fields": [
+            _field("key", schema.keys, names), _field("value", schema.values, names)]}
+        if ns:
+            entry["namespace"] = ns
+        if schema.name:
+            entry["connect.internal.type"] = "MapEntry"
+        # an entry type equal to one written before is written as its name (Avro's own rule)
+        same = names.define(full, repr(entry))
+        return {"type": "array", "items": full if same else entry, **meta}
     if t == "struct":
-        full = schema.name or f"{NAMESPACE}.ConnectDefault"
+        full = schema.name or names.default_name()
         ns, short = _split(full)
-
-        def record() -> Any:
-            rec: dict[str, Any] = {"type": "record", "name": short}
-            if ns:
-                rec["namespace"] = ns
-            rec["fields"] = [_field(f.name, f.schema, names) for f in schema.fields]
-            rec.update(meta)
-            return rec
-        return _named(full, schema, names, record)
+        if names.define(full, _key(_required(schema))):
+            return full
+        rec: dict[str, Any] = {"type": "record", "name": short}
+        if ns:
+            rec["namespace"] = ns
+        rec["fields"] = [_field(f.name, f.schema, names) for f in schema.fields]
+        rec.update(meta)
+        return rec
     raise DataError(f"unsupported Connect type {t}")
 
 
-def _field(name: str, schema: Schema, names: dict[str, Schema]) -> dict[str, Any]:
+def _default_json(schema: Schema, value: Any) -> Any:
+    """A Connect default as AvroData writes it into a schema (bytes as ISO-8859-1 text)."""
+    if value is None:
+        return None
+    try:
+        datum = to_avro(value, _required(schema))
+    except (DataError, WriterFailure):
+        return None
+    return _jsonish(datum)
+
+
+def _jsonish(v: Any) -> Any:
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("latin-1")
+    if isinstance(v, dict):
+        return {k: _jsonish(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_jsonish(x) for x in v]
+    return v
+
+
+def _field(name: str, schema: Schema, names: _Names) -> dict[str, Any]:
     f: dict[str, Any] = {"name": name, "type": avro_schema(schema, names)}
-    d = schema.default
-    if d is not None and schema.name is None and schema.type in _PRIMS and schema.type != "bytes":
-        f["default"] = d  # other defaults are left out: they do not change the data
-    elif d is None and schema.optional:
+    if schema.default is not None:
+        f["default"] = _default_json(schema, schema.default)
+    elif schema.optional:
         f["default"] = None
     return f
 
@@ -276,6 +344,60 @@ def plain(v: Any) -> Any:
     return v
 
 
+_SHAPE_PROPS = ("logicalType", "precision", "scale", "connect.type", "size")
+
+
+def schema_shape(avro: Any) -> Any:
+    """What of an Avro writer schema decides how a reader reads the data: types, logical types
+    (with precision and scale), Connect's int8/int16 annotation, record, enum and fixed names
+    and their fields, symbols and sizes, union branches in order; a named type met again is its
+    name. Docs, defaults, aliases and the other connect.* properties are left out."""
+    seen: set[str] = set()
+
+    def full(name: str, ns: str | None) -> str:
+        return name if "." in name or not ns else f"{ns}.{name}"
+
+    def walk(t: Any, ns: str | None) -> Any:
+        if isinstance(t, list):
+            return ["union", [walk(m, ns) for m in t]]
+        if isinstance(t, str):
+            if t in _PRIMS.values() or t == "null":
+                return t
+            return ["ref", t if "." in t or full(t, ns) not in seen else full(t, ns)]
+        kind = t.get("type")
+        if isinstance(kind, (list, dict)):
+            return walk(kind, ns)
+        if kind in ("record", "enum", "fixed"):
+            name = full(t["name"], t.get("namespace", ns))
+            if name in seen:
+                return ["ref", name]
+            seen.add(name)
+            inner_ns = name.rpartition(".")[0] or None
+            if kind == "record":
+                return ["record", name, [[f["name"], walk(f["type"], inner_ns)] for f in t.get("fields", [])]]
+            if kind == "enum":
+                return ["enum", name, list(t.get("symbols", []))]
+            return ["fixed", name, t.get("size"), t.get("logicalType")]
+        if kind == "array":
+            return ["array", walk(t["items"], ns)]
+        if kind == "map":
+            return ["map", walk(t["values"], ns)]
+        props = {k: t[k] for k in _SHAPE_PROPS if k in t}
+        return [kind, props] if props else kind
+
+    return walk(avro, None)
+
+
+def writer_schema(data: bytes) -> Any:
+    """The writer schema an Avro container file declares (its `avro.schema` header), as JSON."""
+    import fastavro
+    import json
+
+    if not data:
+        return None
+    return json.loads(fastavro.reader(io.BytesIO(data)).metadata["avro.schema"])
+
+
 def _codec_error(codec: str, e: Exception) -> ValueError:
     hint = " (fastavro needs the cramjam package for snappy)" if codec == "snappy" else ""
     return ValueError(f"avro.codec={codec!r} is not available here{hint}: {e}")
@@ -298,15 +420,19 @@ class AvroFormat:
             value = [h if isinstance(h, _S) else _S(SINGLE_HEADER_SCHEMA, h) for h in value or ()]
         return value, schema
 
-    def check_writable(self, value: Any, schema: Schema | None, view: str) -> None:
+    def check_writable(self, value: Any, schema: Schema | None, view: str,
+                       opts: FormatOptions | None = None) -> None:
         value, schema = self._prepare(value, schema, view)
         if schema is None:
             to_anything(value)
             return
-        avro_schema(schema)
+        avro_schema(schema, indexed=(opts or FormatOptions()).avro_default_names_indexed)
         to_avro(value, schema)
 
-    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str) -> None:
+    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str,
+                     opts: FormatOptions | None = None) -> None:
+        if (opts or FormatOptions()).avro_writer_opens_once:
+            return
         if view != "headers" and schema is None and records_in_file >= 1:
             raise WriterFailure("AvroFormat with a null view schema: the second record of a file re-opens the "
                                 "open DataFileWriter (AvroRuntimeException: already open); the task dies")
@@ -324,11 +450,11 @@ class AvroFormat:
         schema = prepared[0][1]
         if schema is None:
             for i, (v, s) in enumerate(prepared):
-                self.check_append(i, v, s, view)
+                self.check_append(i, v, s, view, opts)
             writer_schema: Any = ANYTHING_SCHEMA
             data = [to_anything(v) for v, _ in prepared]
         else:
-            writer_schema = avro_schema(schema)
+            writer_schema = avro_schema(schema, indexed=opts.avro_default_names_indexed)
             data = [to_avro(v, schema) for v, _ in prepared]
         buf = io.BytesIO()
         try:

@@ -23,7 +23,8 @@ class ByteArrayFormat:
     def extension(self, opts: FormatOptions) -> str:
         return opts.bytearray_extension + (".gz" if opts.compression == "gzip" else "")
 
-    def check_writable(self, value: Any, schema: Schema | None, view: str) -> None:
+    def check_writable(self, value: Any, schema: Schema | None, view: str,
+                       opts: FormatOptions | None = None) -> None:
         if value is None:
             return
         if not isinstance(value, (bytes, bytearray, memoryview)):
@@ -31,7 +32,8 @@ class ByteArrayFormat:
         if schema is not None and schema.type != "bytes":
             raise DataError(f"ByteArrayFormat needs a null or BYTES schema, got {schema.type}")
 
-    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str) -> None:
+    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str,
+                     opts: FormatOptions | None = None) -> None:
         return None
 
     def encode(self, items: list[tuple[Any, Schema | None]], opts: FormatOptions, view: str = "value") -> bytes:

@@ -26,5 +26,11 @@ def compress(data: bytes, opts: FormatOptions) -> bytes:
 
 
 def decompress(data: bytes) -> bytes:
-    """gzip (any number of members) → bytes; anything else is returned unchanged."""
-    return gzip.decompress(data) if detect_compression(data) == "gzip" else data
+    """gzip (any number of members) → bytes; anything else is returned unchanged, raw bytes
+    that merely start with gzip's magic number included (a ByteArray value can)."""
+    if detect_compression(data) != "gzip":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, OSError, zlib.error):
+        return data

@@ -349,10 +349,12 @@ class JsonFormat:
             return headers_struct(value, schema or HEADER_SCHEMA)
         return value, schema
 
-    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str) -> None:
+    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str,
+                     opts: FormatOptions | None = None) -> None:
         return None  # each line stands alone: appending never fails where the first write did not
 
-    def check_writable(self, value: Any, schema: Schema | None, view: str) -> None:
+    def check_writable(self, value: Any, schema: Schema | None, view: str,
+                       opts: FormatOptions | None = None) -> None:
         if view == "headers":
             from reference_impl.formats import check_headers
 

@@ -178,6 +178,20 @@ def _ms_column(col, t):
     return col
 
 
+def writer_schema(data: bytes) -> Any:
+    """The Avro schema a Parquet file written by parquet-avro carries in its footer
+    (`parquet.avro.schema`), as JSON; None where the file carries none."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    if not data:
+        return None
+    meta = pq.read_metadata(io.BytesIO(data)).metadata or {}
+    text = meta.get(b"parquet.avro.schema")
+    return json.loads(text) if text else None
+
+
 class ParquetFormat:
     name = "parquet"
     supports_compression = False
@@ -188,17 +202,19 @@ class ParquetFormat:
             raise ValueError(f"parquet.codec={opts.parquet_codec!r} is not a parquet-mr codec")
         return _EXT[codec] + ".parquet"
 
-    def check_writable(self, value: Any, schema: Schema | None, view: str) -> None:
+    def check_writable(self, value: Any, schema: Schema | None, view: str,
+                       opts: FormatOptions | None = None) -> None:
         if value is None and view == "value":
             return  # null values are R12's business
         v, s = _wrap(value, schema, view)
         _check_struct_schema(s)
         from reference_impl.formats.avro import avro_schema
 
-        avro_schema(s)
+        avro_schema(s, indexed=(opts or FormatOptions()).avro_default_names_indexed)
         _row(v, s)
 
-    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str) -> None:
+    def check_append(self, records_in_file: int, value: Any, schema: Schema | None, view: str,
+                     opts: FormatOptions | None = None) -> None:
         return None
 
     def encode(self, items: list[tuple[Any, Schema | None]], opts: FormatOptions, view: str = "value") -> bytes:
@@ -217,9 +233,14 @@ class ParquetFormat:
         _check_struct_schema(schema)
         from reference_impl.formats.avro import avro_schema
 
-        avro_schema(schema)
+        avro = avro_schema(schema, indexed=opts.avro_default_names_indexed)
+        import json
+
+        # parquet-avro keeps the Avro schema it wrote from in the footer
         arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.schema), nullable=f.schema.optional)
-                                  for f in schema.fields])
+                                  for f in schema.fields],
+                                 metadata={"parquet.avro.schema": json.dumps(avro),
+                                           "writer.model.name": "avro"})
         rows = [_row(v, schema) for v, _ in wrapped]
         table = pa.Table.from_pylist(rows, schema=arrow_schema)
         buf = io.BytesIO()

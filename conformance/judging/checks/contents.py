@@ -50,11 +50,41 @@ def _rows_witness(d: RunData, obj_key: str, view: str, expected: bytes, observed
         return Witness("undecodable-object", keys=(obj_key,), explanation=f"the {view} object is no {fmt} file: {e}")
     want = jsonable(decode_view(d.cfg, expected, view))
     if got == want:
-        return None
+        return _schema_witness(d, obj_key, view, expected, observed, fmt)
     i = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
     return Witness("different-rows", keys=(obj_key,), expected=want[i] if i < len(want) else f"{len(want)} rows",
                    observed=got[i] if i < len(got) else f"{len(got)} rows",
                    explanation=f"row {i} of the {view} object differs from the model's {fmt} encoding of its records")
+
+
+def _schema_witness(d: RunData, obj_key: str, view: str, expected: bytes, observed: bytes, fmt: str) -> Witness | None:
+    """The writer schema the object declares against the model's (R10.3, R10.4: AvroData's
+    schema of the file's first record), in the parts a reader reads the data by: a timestamp
+    written as a plain long reads back as the same number, and is still not the same data."""
+    from reference_impl.engine.contents import writer_schema_shape
+
+    want = writer_schema_shape(d.cfg, expected, view)
+    got = writer_schema_shape(d.cfg, observed, view)
+    if want is None or got is None or want == got:
+        return None  # a Parquet file without parquet-avro's footer schema has no Avro schema to compare
+    expected_at, observed_at = _first_schema_difference(want, got)
+    return Witness("different-schema", keys=(obj_key,), expected=expected_at, observed=observed_at,
+                   explanation=f"the {view} object's {fmt} writer schema differs from the model's (AvroData's schema "
+                               "of the file's first record): its rows read back differently typed")
+
+
+def _first_schema_difference(want: Any, got: Any, path: str = "") -> tuple[Any, Any]:
+    """The innermost record field where two schema shapes differ, each side with its path."""
+    if (isinstance(want, list) and isinstance(got, list) and want[:1] == got[:1] == ["record"]
+            and want[1] == got[1] and len(want[2]) == len(got[2])):
+        for (name_a, a), (name_b, b) in zip(want[2], got[2]):
+            if name_a == name_b and a != b:
+                return _first_schema_difference(a, b, f"{path}/{name_a}")
+    if isinstance(want, list) and isinstance(got, list) and want[:1] == got[:1] == ["union"] and len(want[1]) == len(got[1]):
+        for i, (a, b) in enumerate(zip(want[1], got[1])):
+            if a != b:
+                return _first_schema_difference(a, b, f"{path}[{i}]")
+    return {"at": path or "/", "schema": want}, {"at": path or "/", "schema": got}
 
 
 def _tombstone_run(d: RunData, obj: S3Object, model_recs: list[SinkRecord], view: str) -> list[SinkRecord] | None:
