@@ -52,4 +52,6 @@ VARIANTS: dict[str, str] = {
     "flush-size-per-file": "counts flush.size per open file, not per topic-partition (R2.4)",
     "tombstone-change-rotates": "rotates on a change to or from the tombstone partition (R3.3, 12.1.0+ does not)",
     "epoch-seconds-guess": "takes a RecordField number below 10^11 for epoch seconds, not milliseconds (R6.5)",
+    # Avro and Parquet objects (issue 32)
+    "logical-types-plain": "writes Avro and Parquet Timestamps, Dates and Times as plain longs and ints, without their logical types (R10.3, R10.4)",
 }

@@ -19,6 +19,7 @@ from adapters.pysink.log import TP, LogRecord
 from adapters.pysink.settings import SinkSettings
 from adapters.pysink.sink import SinkInstance, SinkTask
 from adapters.pysink.timestamps import _local_to_utc, parse_iso_ms, time_bucket, utc_offset_ms
+from adapters.pysink.objectformats import ObjectFormat
 from adapters.pysink.writer import Finished, OpenFile, Writer
 
 
@@ -292,6 +293,35 @@ class DecimalAlwaysBase64(Writer):
         return "BASE64"
 
 
+class LogicalTypesPlain(Writer):
+    """Writes Avro and Parquet objects with Timestamp, Date and Time as plain longs and ints, without
+    their logical types: the numbers read back the same, as numbers, not times (R10.3, R10.4)."""
+
+    def object_format(self, view: str) -> ObjectFormat:
+        fmt = super().object_format(view)
+        if fmt.kind in ("avro", "parquet"):
+            prepare = fmt.prepare
+
+            def plain_prepare(item: Any) -> Any:
+                schema, avro, datum = prepare(item)
+                return schema, _without_logical_types(avro), datum
+
+            fmt.prepare = plain_prepare  # type: ignore[method-assign]
+        return fmt
+
+
+def _without_logical_types(avro: Any) -> Any:
+    if isinstance(avro, list):
+        return [_without_logical_types(t) for t in avro]
+    if not isinstance(avro, dict):
+        return avro
+    times = avro.get("logicalType") in ("timestamp-millis", "date", "time-millis")
+    out = {k: _without_logical_types(v) for k, v in avro.items() if not (times and k == "logicalType")}
+    if "fields" in out:
+        out["fields"] = [{**f, "type": _without_logical_types(f["type"])} for f in avro["fields"]]
+    return out
+
+
 # --- bodies rebuilt from their lines -------------------------------------------------------------
 
 @dataclass
@@ -460,6 +490,7 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "flush-size-per-file": _writing_with(FlushSizePerFile),
     "tombstone-change-rotates": _writing_with(TombstoneChangeRotates),
     "epoch-seconds-guess": _writing_with(EpochSecondsGuess),
+    "logical-types-plain": _writing_with(LogicalTypesPlain),
 }
 
 
