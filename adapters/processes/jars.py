@@ -3,10 +3,14 @@
 Each set is one Maven profile, copied into its own directory
 (`~/.cache/sinkcheck/jars/<set>/`, or `$SINKCHECK_JAR_CACHE/<set>/`) so that connector plugins
 stay isolated from each other and from the worker. A set is fetched once: a stamp file holding
-the hash of the pom and the set name marks it complete, and a later call returns at once.
+the hash of the pom and the set name marks it complete, and a later call returns at once. Most
+sets are jar lists (`dependency:copy-dependencies`); an application published as one archive
+(Apicurio Registry's Quarkus build) is unpacked whole (`dependency:unpack`) and proven complete
+by a file it must hold.
 
     python -m adapters.processes.jars                 # fetch the default sets (kafka, filesink)
     python -m adapters.processes.jars kafka iceberg   # fetch named sets
+    python -m adapters.processes.jars apicurio        # the Schema Registry (an unpacked archive)
     python -m adapters.processes.jars --all           # every set the pom knows
     python -m adapters.processes.jars --list          # show sets and whether they are cached
 """
@@ -31,6 +35,8 @@ STAMP = ".sinkcheck-stamp"
 # the pom's kafka.version: the broker and Connect worker every JVM target runs
 KAFKA_VERSION = "4.1.1"
 KAFKA_DESCRIPTION = f"Apache Kafka {KAFKA_VERSION} (KRaft, Maven jars)"
+# the pom's apicurio.version: the Schema Registry adapters.processes.registry starts
+APICURIO_VERSION = "3.3.3"
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,9 @@ class JarSet:
     description: str
     coordinates: str  # the main artifact, for messages
     plugin: bool  # True: a Kafka Connect plugin directory (goes under plugin.path)
+    # an archive unpacked whole (the profile's artifactItems) instead of a jar list: the file,
+    # relative to the set's directory, whose presence proves the unpack complete
+    unpacked: str | None = None
 
 
 JAR_SETS: dict[str, JarSet] = {
@@ -54,6 +63,10 @@ JAR_SETS: dict[str, JarSet] = {
                "org.apache.hadoop:hadoop-aws:3.5.0", False),
         JarSet("spark-kafka", "Spark's Kafka source for Structured Streaming",
                "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0", False),
+        JarSet("apicurio", "Apicurio Registry, a Confluent-compatible Schema Registry (Quarkus app, "
+               "152 MB download, runs on Java 21+)",
+               f"io.apicurio:apicurio-registry-app:{APICURIO_VERSION}:tar.gz:all", False,
+               unpacked="quarkus-run.jar"),
     )
 }
 DEFAULT_SETS = ("kafka", "filesink")
@@ -116,8 +129,7 @@ def ensure(set_name: str, *, quiet: bool = False, timeout_s: float = 900) -> Pat
                                 f"`python -m adapters.processes.jars {set_name}`.")
         tmp = Path(tempfile.mkdtemp(prefix=f".{set_name}-", dir=root))
         log = root / f"{set_name}.fetch.log"
-        cmd = ["mvn", "-B", "-q", "-f", str(POM), "-P", set_name,
-               "dependency:copy-dependencies", f"-DoutputDirectory={tmp}"]
+        cmd = _maven_command(js, tmp)
         try:
             with open(log, "w") as out:
                 rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
@@ -126,24 +138,50 @@ def ensure(set_name: str, *, quiet: bool = False, timeout_s: float = 900) -> Pat
             shutil.rmtree(tmp, ignore_errors=True)
             raise JarFetchError(f"fetching jar set '{set_name}' ({js.coordinates}) did not finish "
                                 f"within {timeout_s:.0f}s; see {log}") from None
-        jars = list(tmp.glob("*.jar"))
+        _drop_markers(tmp)
+        jars = _fetched(js, tmp)
         if rc != 0 or not jars:
             shutil.rmtree(tmp, ignore_errors=True)
             reason = _maven_reason(log)
+            otherwise = ("" if js.unpacked else
+                         "; otherwise give the plugin directory yourself (--plugin-path)")
             raise JarFetchError(
                 f"could not resolve jar set '{set_name}' ({js.coordinates}) with "
                 f"`{' '.join(cmd[:-1])}`: {reason}. The Maven repository this machine reaches "
-                f"must serve that artifact; otherwise give the plugin directory yourself "
-                f"(--plugin-path). Full Maven output: {log}")
+                f"must serve that artifact{otherwise}. Full Maven output: {log}")
         dest = set_dir(set_name)
         if dest.exists():
             shutil.rmtree(dest)
         (tmp / STAMP).write_text(pom_hash(set_name) + "\n")
         tmp.rename(dest)
         if not quiet:
-            print(f"sinkcheck: {len(jars)} jars for '{set_name}' ready in {dest}",
-                  file=sys.stderr, flush=True)
+            what = f"{js.coordinates} unpacked" if js.unpacked else f"{len(jars)} jars"
+            print(f"sinkcheck: {what} for '{set_name}' ready in {dest}", file=sys.stderr, flush=True)
         return dest
+
+
+MARKERS = ".unpack-markers"  # where dependency:unpack records its work, removed once it is done
+
+
+def _maven_command(js: JarSet, out: Path) -> list[str]:
+    """The Maven call that fetches `js` into `out`: a jar list copied, or an archive unpacked
+    (the unpack goal keeps marker files, by default under the pom's target/; sent into `out`
+    and removed after, so no fetch writes next to the pom)."""
+    base = ["mvn", "-B", "-q", "-f", str(POM), "-P", js.name]
+    if js.unpacked:
+        return [*base, "dependency:unpack", f"-Dsinkcheck.markers={out / MARKERS}", f"-DoutputDirectory={out}"]
+    return [*base, "dependency:copy-dependencies", f"-DoutputDirectory={out}"]
+
+
+def _drop_markers(out: Path) -> None:
+    shutil.rmtree(out / MARKERS, ignore_errors=True)
+
+
+def _fetched(js: JarSet, out: Path) -> list[Path]:
+    """What proves a fetch complete: the jars of a list, the named file of an unpacked archive."""
+    if js.unpacked:
+        return [out / js.unpacked] if (out / js.unpacked).is_file() else []
+    return list(out.glob("*.jar"))
 
 
 def _maven_reason(log: Path) -> str:

@@ -1,10 +1,12 @@
 """The real parts of one run directory together: a Kafka broker (KRaft, single node), Kafka
-Connect workers (distributed mode) and moto's S3 server, all on 127.0.0.1 with free ports.
+Connect workers (distributed mode), moto's S3 server and, once a run asks for it, a Schema
+Registry (adapters.processes.registry), all on 127.0.0.1 with free ports.
 
     with KafkaStack(run_dir) as stack:          # broker + S3 server + one worker
         stack.bootstrap, stack.s3.endpoint, stack.workers[0].rest_url
         w2 = stack.add_worker()                 # a rebalance
         stack.workers[0].kill(); stack.workers[0].restart()
+        stack.schema_registry().url             # started on first use, stopped with the stack
 
 Each part is a process of its own (adapters.processes.managed); its faults are the process's:
 `ManagedProcess.kill()` (SIGKILL of the group), `pause()`/`resume()` (SIGSTOP/SIGCONT), `restart()`.
@@ -12,8 +14,9 @@ Each part is a process of its own (adapters.processes.managed); its faults are t
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from adapters.processes import jars
 from adapters.target import TargetError
@@ -43,6 +46,8 @@ class KafkaStack:
         self.workers: list[ConnectWorker] = []
         self._worker_seq = 0
         self.started = False
+        self.registry: Any = None  # adapters.processes.registry.SchemaRegistryServer, once asked for
+        self._registry_lock = threading.Lock()
 
     @property
     def bootstrap(self) -> str:
@@ -73,18 +78,32 @@ class KafkaStack:
         w.start()
         return w
 
+    def schema_registry(self) -> Any:
+        """The stack's Schema Registry, started on first use (the runs on a warm stack share it:
+        each run's subjects are its own topics'); a registry process costs a few seconds and
+        about 250 MB, so a stack whose runs never read the registry's wire format has none."""
+        with self._registry_lock:
+            if self.registry is None:
+                from adapters.processes.registry import SchemaRegistryServer
+
+                self.registry = SchemaRegistryServer(self.run_dir).start()
+            return self.registry
+
     def remove_worker(self, worker: ConnectWorker) -> None:
         worker.stop()
         self.workers.remove(worker)
 
     def processes(self) -> list[ManagedProcess]:
         ps = [w.proc for w in self.workers] + [self.broker.proc] + [self.s3.proc if self.s3 else None]
+        ps.append(self.registry.proc if self.registry is not None else None)
         return [p for p in ps if p is not None]
 
     def ports(self) -> set[int]:
         ports = {self.broker.port, self.broker.controller_port} | {w.port for w in self.workers}
         if self.s3:
             ports.add(self.s3.port)
+        if self.registry is not None:
+            ports |= set(self.registry.ports())
         return ports
 
     def log_paths(self) -> dict[str, str]:
@@ -93,6 +112,8 @@ class KafkaStack:
             out["s3"] = str(self.s3.log_path)
         for w in self.workers:
             out[w.name] = str(w.log_path)
+        if self.registry is not None:
+            out["schema-registry"] = str(self.registry.log_path)
         return out
 
     def startup_times(self) -> dict[str, float | None]:
@@ -110,7 +131,7 @@ class KafkaStack:
                 w.stop()
             except Exception as e:  # noqa: BLE001
                 errors.append(e)
-        for part in (self.broker, self.s3):
+        for part in (self.broker, self.s3, self.registry):
             if part is None:
                 continue
             try:
