@@ -26,12 +26,19 @@ NAMES = [name for name in SUITE if name != "cooperative-worker-joins-then-leaves
 EXPECTED = {name: "pass" for name in NAMES}
 
 
+def _registry_converters() -> bool:
+    """Whether the named scenarios need the Schema Registry converters on the worker (AvroConverter)."""
+    from adapters.connect.converters import needs_registry_converters
+
+    return any(needs_registry_converters(SUITE[n]().connector) for n in NAMES)
+
+
 def _stack(spec: str, tmp_path_factory):
     from adapters.connect.plugins import PluginUnavailable
     from conformance.inputs.targets import start_connect_stack
 
     try:
-        return start_connect_stack(spec, tmp_path_factory.mktemp("stack"))
+        return start_connect_stack(spec, tmp_path_factory.mktemp("stack"), registry_converters=_registry_converters())
     except PluginUnavailable as e:  # neither ../shared/confluent nor SINKCHECK_PLUGIN_PATH here
         pytest.fail(f"{spec} cannot run here: {e}")
 
@@ -54,7 +61,8 @@ def named_results(stack, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("named")
     names = NAMES
-    spare = SpareStack(lambda: start_connect_stack(TARGET, tmp_path_factory.mktemp("stack-spare")))
+    spare = SpareStack(lambda: start_connect_stack(TARGET, tmp_path_factory.mktemp("stack-spare"),
+                                                   registry_converters=_registry_converters()))
 
     def run(name):
         sc = on_shared_stack(SUITE[name](), f"-n{names.index(name)}")

@@ -129,12 +129,40 @@ def translate(config: Mapping[str, str], profile: ConnectorProfile,
     return Translation(profile.name, out, mapped, dropped)
 
 
+# a registry converter's settings that reach the user's own registry: its credentials and TLS
+REGISTRY_ACCESS = ("basic.auth.credentials.source", "basic.auth.user.info", "schema.registry.basic.auth.user.info",
+                   "bearer.auth.", "schema.registry.ssl.", "proxy.")
+
+
+def onto_registry(config: Mapping[str, str], url: str) -> tuple[dict[str, str], list[str]]:
+    """`config` with its registry converters pointed at the run's Schema Registry (`url`, which
+    needs no credentials): each `<role>.converter.schema.registry.url` set to it, the settings that
+    reach the user's registry (credentials, TLS, proxy) dropped. Returns the config and what was
+    changed, for the report."""
+    out, changed = dict(config), []
+    for role in ("key", "value", "header"):
+        prefix = f"{role}.converter."
+        if not any(k.startswith(prefix + "schema.registry.url") for k in out):
+            continue
+        was = out.get(prefix + "schema.registry.url")
+        out[prefix + "schema.registry.url"] = url
+        changed.append(f"{prefix}schema.registry.url={was} → sinkcheck's registry {url}")
+        for key in [k for k in out if k.startswith(prefix) and k[len(prefix):].startswith(REGISTRY_ACCESS)]:
+            del out[key]
+            changed.append(f"{key} dropped (sinkcheck's registry takes no credentials)")
+    return out, changed
+
+
 def fill_config(config: Mapping[str, str], profile: ConnectorProfile,
-                s3: S3Location | None, topics: Mapping[str, int] | None = None) -> dict[str, str]:
+                s3: S3Location | None, topics: Mapping[str, int] | None = None,
+                registry_url: str | None = None) -> dict[str, str]:
     """The user's config with only the endpoint, bucket and credentials keys set, and the
     topics the run created as `topics` where the config names neither `topics` nor
-    `topics.regex` (a sink connector needs one of them)."""
+    `topics.regex` (a sink connector needs one of them); its registry converters pointed at the
+    run's Schema Registry where there is one (`registry_url`)."""
     out = dict(config)
+    if registry_url is not None:
+        out = onto_registry(out, registry_url)[0]
     out.setdefault("connector.class", profile.connector_class)
     if topics and not str(out.get("topics", "")).strip() and not str(out.get("topics.regex", "")).strip():
         out["topics"] = ",".join(topics)

@@ -192,12 +192,12 @@ class ConnectFaults:
             changes = {str(k): str(v) for k, v in dict(params.get("config", {})).items()}
             new = self.updated_config(changes)
             before = self._before_restart()
-            self._submit_config(new)
+            sent = self._submit_config(new)
             changed = new != self.config
             self.config = new
             if changed:  # Connect restarts the task only when its config changes
                 self._wait_task_replaced(before, "the tasks to restart with the new config",
-                                         config={k: new[k] for k in changes})
+                                         config={k: sent[k] for k in changes})
             self._wait_settled()
             # the restarted task resumes from the group's committed offsets (R1.2)
             restart_from = self.committed_offsets()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import sys
 import threading
 import time
 import urllib.error
@@ -45,6 +46,7 @@ from adapters.connect.rest import ConnectRest, ConnectRestError, format_config_e
 from adapters.observation import (BucketSample, Observation, OffsetSample, ProducedRecord, QuietWatch,
                                   StatusSample)
 from adapters.connect.plugins import Plugin, PluginUnavailable
+from adapters.connect import converters
 from adapters.processes.connect_worker import ConnectWorker
 from adapters.processes.managed import now_ms, wait_until
 from adapters.processes.moto import MotoS3Server, s3_client
@@ -136,6 +138,7 @@ class KafkaConnectTarget(ConnectFaults, Target):
         self._location: S3Location | None = None  # where the connector writes (set on start)
         self.sampler_errors: list[str] = []
         self.connector_version: str | None = None
+        self.schema_registry: Any = None  # adapters.registry.recording.RunRegistry, where the converters read one
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -166,7 +169,11 @@ class KafkaConnectTarget(ConnectFaults, Target):
                     f"the {self.profile.name} connector ({self.profile.connector_class}) is not "
                     f"obtainable from Maven Central; give its plugin directory with "
                     f"--plugin-path (plugin_path=...)")
-            self.stack = KafkaStack(self.run_dir, plugin_paths=[pdir],
+            # the Schema Registry converters only where the config names one: scanning their
+            # plugins adds 4 to 8 s to each start of a worker under plugin.discovery=hybrid_warn
+            conv = (converters.converter_plugins(progress=lambda m: print(m, file=sys.stderr, flush=True))
+                    if converters.needs_registry_converters(cfg) else [])
+            self.stack = KafkaStack(self.run_dir, plugin_paths=[pdir, *conv],
                                     broker_heap=self.broker_heap, worker_heap=self.worker_heap,
                                     offset_flush_interval_ms=self.offset_flush_interval_ms,
                                     with_s3=self.s3_endpoint is None, workers=self.workers,
@@ -200,7 +207,8 @@ class KafkaConnectTarget(ConnectFaults, Target):
         else:
             s3 = None
         self._location = s3
-        cfg = self._complete_config(name, fill_config(cfg, self.profile, s3, topics), s3)
+        registry_url = self._start_registry(cfg, stack)
+        cfg = self._complete_config(name, fill_config(cfg, self.profile, s3, topics, registry_url), s3)
         self.create_topics(topics)
         self.topics.update(topics)
         self.config = cfg
@@ -208,12 +216,31 @@ class KafkaConnectTarget(ConnectFaults, Target):
         self.wait_running(self.running_timeout_s)
         self._start_sampler()
 
+    def _start_registry(self, cfg: Mapping[str, str], stack: KafkaStack) -> str | None:
+        """The stack's Schema Registry where the config's converters read its wire format: the
+        producer registers the records' schemas there and the converters read them from it."""
+        if not converters.needs_registry_converters(cfg):
+            return None
+        from adapters.processes.jars import APICURIO_VERSION
+        from adapters.registry.client import RegistryClient
+        from adapters.registry.recording import RunRegistry
+
+        server = stack.schema_registry()
+        given = {k: v for k, v in cfg.items() if k.endswith("converter.schema.registry.url")}
+        self.schema_registry = RunRegistry(
+            RegistryClient(server.url),
+            f"Apicurio Registry {APICURIO_VERSION} at {server.url} (Confluent's REST API, compatibility "
+            f"{server.compatibility} by default); the config's "
+            f"{', '.join(f'{k}={v}' for k, v in sorted(given.items()))} mapped onto it")
+        return server.url
+
     def updated_config(self, changes: Mapping[str, str]) -> dict[str, str]:
         """The connector's config with a config update's `changes`, filled in as the start's was:
         an update that rewrites a property holding the bucket and topics (Lenses' KCQL, translated
         from the scenario's names) gets the run's bucket and topics in it again."""
         new = {**self.config, **changes}
-        return fill_config(new, self.profile, self._location) if self.profile is not None else new
+        url = self.schema_registry.registry.url if self.schema_registry is not None else None
+        return fill_config(new, self.profile, self._location, registry_url=url) if self.profile is not None else new
 
     def _complete_config(self, name: str, cfg: dict[str, str], s3: S3Location | None) -> dict[str, str]:
         """What a sink needs beside the endpoint, bucket and credentials, from what the run
@@ -235,18 +262,34 @@ class KafkaConnectTarget(ConnectFaults, Target):
         result = self.rest.request("PUT", f"/connector-plugins/{cls}/config/validate", body)
         return validation_errors(result)
 
-    def _submit_config(self, cfg: Mapping[str, str]) -> None:
-        errors = self.validate(cfg)
+    def _submit_config(self, cfg: Mapping[str, str]) -> dict[str, str]:
+        """Validate and PUT `cfg` as the worker runs it (worker_config); returns what was sent."""
+        sent = self.worker_config(cfg)
+        errors = self.validate(sent)
         if errors:
             raise ConnectorConfigError(format_config_errors(self.name or "?", errors), errors)
         try:
-            self.rest.request("PUT", f"/connectors/{urllib.parse.quote(self.name)}/config",
-                              dict(cfg))
+            self.rest.request("PUT", f"/connectors/{urllib.parse.quote(self.name)}/config", sent)
         except ConnectRestError as e:
             if e.status == 400:
                 raise ConnectorConfigError(
                     f"Kafka Connect rejected the config of connector {self.name!r}: {e}") from None
             raise
+        return sent
+
+    def worker_config(self, cfg: Mapping[str, str]) -> dict[str, str]:
+        """`cfg` with each Schema Registry converter as this worker runs it: Confluent's
+        AvroConverter as sinkcheck's RegistryAvroConverter unless the worker loaded Confluent's own
+        (adapters.connect.converters). The connector's config (`self.config`, what the model reads)
+        keeps the names the user wrote."""
+        if not converters.needs_registry_converters(cfg):
+            return dict(cfg)
+        loaded = {str(p.get("class")) for p in self.rest.request("GET", "/connector-plugins?connectorsOnly=false")
+                  if p.get("type") == "converter"}
+        try:
+            return converters.worker_converter_config(cfg, loaded)
+        except converters.ConverterPluginsUnavailable as e:
+            raise converters.ConverterPluginsUnavailable(f"{e}; plugin.path: {self.stack.plugin_paths}") from None
 
     def create_topics(self, topics: Mapping[str, int]) -> None:
         """The scenario's topics, empty (a shared broker may hold an earlier run's of that name)."""
@@ -355,7 +398,10 @@ class KafkaConnectTarget(ConnectFaults, Target):
             s3_server=(f"moto {self.stack.s3.endpoint}" if self.stack and self.stack.s3
                        else f"S3 at {self.s3_endpoint}" if self.s3_endpoint else None),
             extra={"connector": self.name or "", "bucket": self.bucket or "",
-                   "config": json.dumps(redact(self.config, p), sort_keys=True)},
+                   "config": json.dumps(redact(self.config, p), sort_keys=True),
+                   **({"schema registry": self.schema_registry.describe,
+                       "registry converters": converters.describe_worker_classes(self.config)}
+                      if self.schema_registry is not None else {})},
         )
 
     # ------------------------------------------------------------------ produce
@@ -547,6 +593,8 @@ class KafkaConnectTarget(ConnectFaults, Target):
             obs.statuses = list(self.obs.statuses)
             obs.log_paths = dict(self.obs.log_paths)
             obs.table_samples = list(self.obs.table_samples)
+        if self.schema_registry is not None:
+            obs.registry = self.schema_registry.snapshot()
         return obs
 
 

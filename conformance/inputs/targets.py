@@ -210,11 +210,15 @@ def simulated(spec: str) -> bool:
     return spec.split(":")[0] == "pysink" and not any(m in spec.split(":")[1:] for m in PYSINK_MODES)
 
 
-def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None = None) -> Any:
+def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None = None,
+                        registry_converters: bool = False) -> Any:
     """A started adapters.processes.stack.KafkaStack (broker, S3 server, one worker) whose plugin.path
     holds exactly the plugin of `kafka-connect:<profile>[@VERSION]`: a warm stack, shared by the
-    runs of a session (each run brings its own connector, topics and bucket)."""
-    from adapters.connect import plugins
+    runs of a session (each run brings its own connector, topics and bucket). With
+    `registry_converters`, the Schema Registry converter plugins too (adapters.connect.converters:
+    for runs whose converters read a registry's wire format; scanning them adds 4 to 8 s to each
+    start of its workers)."""
+    from adapters.connect import converters, plugins
     from adapters.connect.profiles import PROFILES
     from adapters.connect.target import plugins_dir
     from adapters.processes.stack import KafkaStack
@@ -229,7 +233,8 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
             from adapters.connect.plugins import PluginUnavailable
 
             raise PluginUnavailable(f"the {profile} connector plugin is not available: {'; '.join(missing.values())}")
-    return KafkaStack(run_dir, plugin_paths=[pdir],
+    conv = converters.converter_plugins() if registry_converters else []
+    return KafkaStack(run_dir, plugin_paths=[pdir, *conv],
                       worker_props=PROFILES[profile].worker_props(worker_converters(spec))).start()
 
 

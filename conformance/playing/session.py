@@ -116,6 +116,9 @@ class Session:
     notes: list[str] = field(default_factory=list)  # for the report
     _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
     _spares: dict[str, Any] = field(default_factory=dict)  # conformance.playing.runner.SpareStack by spec (spare_stacks)
+    # the Kafka Connect specs whose stacks load the Schema Registry converter plugins (set before the
+    # first stack_for: conformance.playing.target_run.run_target)
+    registry_converters: set[str] = field(default_factory=set)
 
     def stack_for(self, spec: str, key: str | None = None) -> Any:
         """The warm stack `spec`'s runs share, started on first use: a broker, an S3 server and a
@@ -138,7 +141,8 @@ class Session:
                 self.stacks[key] = start_broker_stack(self.out / "stacks" / slug(key))
             else:
                 self.progress(f"[sinkcheck] starting a Kafka broker, an S3 server and a Connect worker for {key}…")
-                self.stacks[key] = start_connect_stack(spec, self.out / "stacks" / slug(key), self.plugin_path)
+                self.stacks[key] = start_connect_stack(spec, self.out / "stacks" / slug(key), self.plugin_path,
+                                                       spec in self.registry_converters)
             self.stack_startup_s[key] = time.monotonic() - t
         return self.stacks[key]
 
@@ -154,7 +158,8 @@ class Session:
         from conformance.inputs.targets import start_connect_stack
 
         def starter(spec: str, key: str) -> Callable[[], Any]:
-            return lambda: start_connect_stack(spec, self.out / "stacks" / f"{slug(key)}-spare", self.plugin_path)
+            return lambda: start_connect_stack(spec, self.out / "stacks" / f"{slug(key)}-spare", self.plugin_path,
+                                               spec in self.registry_converters)
 
         named = dict(zip(keys or specs, specs))
         for key, spec in named.items():

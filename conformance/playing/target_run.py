@@ -17,8 +17,13 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
     """One target's share of a run: saved failures (self-healing), the named scenarios (and,
     unless `picked` by name, those about the target's own connector), then generated ones."""
     runs = sess.out / "runs" / slug(spec)
+    saved_ones = saved_failures(failures_dir, spec, [sc.name for sc in named] if picked else None, sess.warn)
+    if spec.startswith("kafka-connect:") and needs_registry_converters(
+            spec, connector, [s for _, s in saved_ones] + named + ([] if picked else own_named_scenarios(spec)),
+            n_examples):
+        sess.registry_converters.add(spec)  # before its warm stack starts
     # 1. saved failures first (of the scenarios picked, when picked); one that passes now is retired
-    for f, saved in saved_failures(failures_dir, spec, [sc.name for sc in named] if picked else None, sess.warn):
+    for f, saved in saved_ones:
         if sess.over_budget():
             sess.skipped_budget += 1
             continue
@@ -60,3 +65,16 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
     run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, version,
                   with_faults=with_faults)
 
+
+def needs_registry_converters(spec: str, connector: dict[str, str] | None, scenarios: list[Any],
+                              n_examples: int) -> bool:
+    """Whether a target's runs may read a Schema Registry's wire format on its workers: the
+    user's connector config names a registry converter (every scenario plays under it), or one
+    of the scenarios does, or generated ones may draw AvroConverter values (a target writing Avro)."""
+    from adapters.connect.converters import needs_registry_converters as needs
+    from conformance.generators.configs import formats_for
+    from conformance.inputs.targets import target_kind
+
+    if connector is not None:
+        return needs(connector)
+    return any(needs(sc.connector) for sc in scenarios) or (n_examples > 0 and "avro" in formats_for(target_kind(spec)))
