@@ -138,6 +138,10 @@ class Observation:
     # every put() with its wall-clock time, where the target knows them (a simulation's virtual
     # clock); None where it does not (a real worker's puts are not observable one by one)
     puts: list[PutSample] | None = None
+    # the Schema Registry's schemas and subjects after the run (adapters.registry.snapshot
+    # RegistrySnapshot), where the records were written in its wire format; the checkers read
+    # the records' schemas from it
+    registry: Any = None
 
     @property
     def final_bucket(self) -> BucketSample | None:

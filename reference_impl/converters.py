@@ -16,7 +16,16 @@ Three converters ship with Kafka and are modelled (Kafka 4.1 sources):
 * `org.apache.kafka.connect.converters.ByteArrayConverter`: the bytes as they are, schema
   OPTIONAL_BYTES, also for null bytes.
 
-Other converters (Avro and friends need a schema registry) are refused by name.
+One converter that reads Confluent's Schema Registry wire format is modelled
+(reference_impl.avro_data, schema-registry 7.7.x):
+
+* `io.confluent.connect.avro.AvroConverter`: magic byte 0, the schema id, the Avro binary; the
+  writer schema from the registry by id, the version under which the record's subject holds it
+  (`key.subject.name.strategy` / `value.subject.name.strategy`, TopicNameStrategy by default),
+  then AvroData. `schema.registry.url` is required (ConfigException without it). Null bytes are
+  the null value with no schema (SchemaAndValue.NULL).
+
+ProtobufConverter and JsonSchemaConverter are refused by name.
 """
 from __future__ import annotations
 
@@ -24,7 +33,7 @@ import codecs
 import decimal
 import json
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from reference_impl.connect_data import (ConnectValue, Schema, SchemaError, convert_payload, is_envelope,
                                          parse_schema, schemaless)
@@ -32,8 +41,13 @@ from reference_impl.connect_data import (ConnectValue, Schema, SchemaError, conv
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 BYTEARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 CONVERTERS = {"JsonConverter": JSON_CONVERTER, "StringConverter": STRING_CONVERTER,
-              "ByteArrayConverter": BYTEARRAY_CONVERTER}
+              "ByteArrayConverter": BYTEARRAY_CONVERTER, "AvroConverter": AVRO_CONVERTER}
+# converters that read a schema registry's wire format, and those the model does not read
+REGISTRY_CONVERTERS = {"AvroConverter": AVRO_CONVERTER}
+UNREAD_REGISTRY_CONVERTERS = {"ProtobufConverter": "io.confluent.connect.protobuf.ProtobufConverter",
+                              "JsonSchemaConverter": "io.confluent.connect.json.JsonSchemaConverter"}
 OPTIONAL_STRING = Schema("string", optional=True)
 OPTIONAL_BYTES = Schema("bytes", optional=True)
 
@@ -64,14 +78,42 @@ class Converter:
     def schemas_enabled(self) -> bool:
         return self.short == "JsonConverter" and str(self.settings.get("schemas.enable", "true")).strip().lower() == "true"
 
+    @property
+    def reads_registry(self) -> bool:
+        """Whether the converter reads the Schema Registry wire format (its records need a registry)."""
+        return self.short in REGISTRY_CONVERTERS
+
+    def subject_strategy(self, which: str) -> str:
+        """`<which>.subject.name.strategy` of a registry converter (TopicNameStrategy by default)."""
+        from reference_impl.avro_data import TOPIC_NAME_STRATEGY
+
+        return str(self.settings.get(f"{which}.subject.name.strategy", TOPIC_NAME_STRATEGY)).strip()
+
     def describe(self) -> str:
         if self.short == "JsonConverter":
             return f"JsonConverter (schemas.enable={'true' if self.schemas_enabled else 'false'})"
         return self.short
 
-    def to_connect(self, data: bytes | None) -> ConnectValue:
-        """`Converter.toConnectData`. Raises ConverterError where the converter would throw."""
+    def to_connect(self, data: bytes | None, topic: str | None = None, registry: Any = None,
+                   which: str = "value") -> ConnectValue:
+        """`Converter.toConnectData`. Raises ConverterError where the converter would throw. A
+        registry converter needs the record's `topic` and the registry (`registry`: anything
+        with `schema(id)` and `version_of(subject, id)`, reference_impl.avro_data.RegistryView)."""
         short = self.short
+        if short == "AvroConverter":
+            if data is None:
+                return ConnectValue(None, None)
+            if registry is None or topic is None:
+                raise ConverterError("AvroConverter reads the schema of every record from the Schema Registry: "
+                                     "no registry was given to read it from")
+            from reference_impl.avro_data import AvroDataError, avro_to_connect
+
+            try:
+                value, schema = avro_to_connect(bytes(data), registry, topic, which, self.subject_strategy(which))
+            except AvroDataError as e:
+                raise ConverterError(f"Converting byte[] to Kafka Connect data failed due to serialization error: "
+                                     f"{e}") from None
+            return ConnectValue(value, schema)
         if short == "StringConverter":
             if data is None:
                 return ConnectValue(None, OPTIONAL_STRING)
@@ -133,11 +175,18 @@ def converter_for(config: Mapping[str, str], which: str) -> Converter:
         raise UnknownConverter(f"{prop} is not set: the converter decides what the sink receives, so a scenario "
                                f"states it (one of {', '.join(CONVERTERS.values())})")
     short = raw.rsplit(".", 1)[-1]
+    if short in UNREAD_REGISTRY_CONVERTERS and raw in (short, UNREAD_REGISTRY_CONVERTERS[short]):
+        raise UnknownConverter(f"{prop}={raw}: the model reads the Schema Registry wire format of "
+                               f"{AVRO_CONVERTER} only, not {short}'s; use AvroConverter, JsonConverter, "
+                               "StringConverter or ByteArrayConverter")
     if short not in CONVERTERS or raw not in (short, CONVERTERS[short]):
-        raise UnknownConverter(f"{prop}={raw}: the model knows {', '.join(CONVERTERS.values())}; a converter that "
-                               "needs a schema registry (Avro, Protobuf, JSON Schema) is out of scope")
+        raise UnknownConverter(f"{prop}={raw}: the model knows {', '.join(CONVERTERS.values())}")
     prefix = prop + "."
     settings = {k[len(prefix):]: str(v) for k, v in config.items() if k.startswith(prefix)}
+    if short in REGISTRY_CONVERTERS and not settings.get("schema.registry.url", "").strip():
+        raise UnknownConverter(f"{prop}={raw}: it needs {prop}.schema.registry.url (without it the converter's "
+                               "configure() throws ConfigException, Missing required configuration "
+                               "\"schema.registry.url\", and the connector's task cannot start); give the registry's URL")
     return Converter(CONVERTERS[short], settings)
 
 
@@ -147,10 +196,12 @@ def converters_for(config: Mapping[str, str]) -> tuple[Converter, Converter]:
 
 
 def to_connect_record(key_conv: Converter, value_conv: Converter, key: bytes | None,
-                      value: bytes | None) -> tuple[ConnectValue, ConnectValue]:
+                      value: bytes | None, topic: str | None = None,
+                      registry: Any = None) -> tuple[ConnectValue, ConnectValue]:
     """Key and value of one record through their converters (Connect converts the key first)."""
-    return key_conv.to_connect(key), value_conv.to_connect(value)
+    return (key_conv.to_connect(key, topic, registry, "key"),
+            value_conv.to_connect(value, topic, registry, "value"))
 
 
-__all__ = ["BYTEARRAY_CONVERTER", "CONVERTERS", "Converter", "ConverterError", "JSON_CONVERTER", "STRING_CONVERTER",
+__all__ = ["AVRO_CONVERTER", "BYTEARRAY_CONVERTER", "CONVERTERS", "REGISTRY_CONVERTERS", "Converter", "ConverterError", "JSON_CONVERTER", "STRING_CONVERTER",
            "UnknownConverter", "converter_for", "converters_for", "to_connect_record"]

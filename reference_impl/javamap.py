@@ -59,10 +59,20 @@ def _index(h: int, capacity: int) -> int:
     return (h ^ (h >> 16)) & (capacity - 1)
 
 
-def hashmap_order(items: Iterable[tuple[Any, V]], key_type: str | None = None) -> list[tuple[Any, V]]:
+def table_size_for(initial_capacity: int) -> int:
+    """HashMap.tableSizeFor: the power of two a HashMap(initialCapacity) starts its table at."""
+    n = 1
+    while n < initial_capacity:
+        n *= 2
+    return n
+
+
+def hashmap_order(items: Iterable[tuple[Any, V]], key_type: str | None = None,
+                  initial_capacity: int | None = None) -> list[tuple[Any, V]]:
     """`items` (put in this order; a repeated key keeps its place and takes the new value) in the
-    order a HashMap iterates them."""
-    capacity = 16
+    order a HashMap iterates them: `new HashMap<>()` (16 buckets), or `new HashMap<>(n)` with
+    `initial_capacity` n (AvroData sizes its maps to their entries: its order differs)."""
+    capacity = 16 if initial_capacity is None else table_size_for(initial_capacity)
     buckets: list[list[list[Any]]] = [[] for _ in range(capacity)]
     where: dict[Any, list[Any]] = {}
     size = 0
@@ -93,6 +103,6 @@ def hashmap_order(items: Iterable[tuple[Any, V]], key_type: str | None = None) -
     return [(k, v) for bucket in buckets for _, k, v in bucket]
 
 
-def as_hashmap(d: dict[Any, V], key_type: str | None = None) -> dict[Any, V]:
+def as_hashmap(d: dict[Any, V], key_type: str | None = None, initial_capacity: int | None = None) -> dict[Any, V]:
     """A dict whose insertion order is the HashMap's iteration order for `d` put in order."""
-    return dict(hashmap_order(d.items(), key_type))
+    return dict(hashmap_order(d.items(), key_type, initial_capacity))

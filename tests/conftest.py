@@ -20,9 +20,32 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("SINKCHECK_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
+
+def _import_every_project_module() -> None:
+    """Hypothesis biases its draws with constants it finds in the project's modules imported so
+    far (hypothesis.internal.conjecture.providers._get_local_constants), so a derandomized test
+    drew other examples when a test before it had imported other modules (in a two-process run,
+    whichever modules the process ran before). Importing them all first gives every test the same
+    pool, whatever ran before it."""
+    import importlib
+    import pkgutil
+
+    for package in ("reference_impl", "conformance", "adapters", "reports", "sinkcheck"):
+        root = importlib.import_module(package)
+        for info in pkgutil.walk_packages(root.__path__, package + "."):
+            if info.name.endswith(".__main__"):
+                continue  # a command, not a module
+            try:
+                importlib.import_module(info.name)
+            except Exception:  # noqa: BLE001 - a module needing what this machine lacks: its tests say so
+                pass
+
+
+_import_every_project_module()
+
 # the modules that took longest in a fresh-clone run (--durations, set-up included), longest first
 LONGEST_FIRST = ("test_confluent", "test_suite", "test_iceberg", "test_camel", "test_aiven", "test_lenses",
-                 "test_spark_streaming", "test_cli_exit_codes")
+                 "test_spark_streaming", "test_cli_exit_codes", "test_registry")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

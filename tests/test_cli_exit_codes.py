@@ -485,9 +485,12 @@ def test_audit_records_with_binary_garbage_are_4(tmp_path: Path, capsys: pytest.
     ({"topics": "ord ers"}, "Topic name is invalid: 'ord ers'"),
     ({"topics": "ordérs🙂"}, "other than ASCII alphanumerics, '.', '_' and '-'"),
     ({"topics": "o" * 250}, "longer than the max allowed length 249"),
-    ({"value.converter": "io.confluent.connect.avro.AvroConverter",
+    ({"value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
       "value.converter.schema.registry.url": "http://127.0.0.1:8081"},
-     "a converter that needs a schema registry (Avro, Protobuf, JSON Schema) is out of scope"),
+     "the model reads the Schema Registry wire format of io.confluent.connect.avro.AvroConverter only, "
+     "not ProtobufConverter's"),
+    ({"value.converter": "io.confluent.connect.avro.AvroConverter"},
+     "it needs value.converter.schema.registry.url"),
 ])
 @pytest.mark.parametrize("command", ["model", "run"])
 def test_configs_kafka_connect_refuses_are_4_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -35,7 +35,7 @@ import re
 from typing import Any
 
 from adapters.pysink.encoding import schema_key
-from adapters.pysink.jsonwrite import DATE, DECIMAL, TIME, TIMESTAMP, hashmap_entries
+from adapters.pysink.jsonwrite import DATE, DECIMAL, TIME, TIMESTAMP, capacity_of, hashmap_entries
 
 NAMESPACE = "io.confluent.connect.avro"
 ENUM = f"{NAMESPACE}.Enum"
@@ -131,6 +131,18 @@ class SchemaBuilder:
         if t in ("int8", "int16"):
             base: Any = {"type": "int"}
             connect_type = t
+        elif t == "bytes" and "connect.fixed.size" in params:
+            # the converter's Avro fixed (connect.fixed.size) is a fixed again
+            ns, short = self._default_name(name)
+            full = f"{ns}.{short}" if ns else short
+            ref = self._define(full, _connect_key(schema, optional=False))
+            if ref is not None:
+                return self._optional(schema, ref, ignore_optional)
+            base = {"type": "fixed", "name": short, **({"namespace": ns} if ns else {}),
+                    "size": int(params["connect.fixed.size"])}
+            if name == DECIMAL:
+                base["scale"] = int(params.get("scale", "0"))
+                base["precision"] = int(params.get("connect.decimal.precision", "64"))
         elif t in ("int32", "int64", "float", "double", "boolean", "bytes"):
             base = {"type": {"int32": "int", "int64": "long", "float": "float", "double": "double"}.get(t, t)}
             if t == "bytes" and name == DECIMAL:
@@ -368,7 +380,7 @@ def _datum(schema: dict, payload: Any, where: str) -> Any:
                 pairs = [(p[0], p[1]) for p in payload]
             # JsonConverter fills a HashMap, and AvroData writes the entries as it iterates them
             key_type = ks.get("type") if ks.get("name") is None else None
-            pairs = hashmap_entries([(_map_key(ks, k), v) for k, v in pairs], key_type)
+            pairs = hashmap_entries([(_map_key(ks, k), v) for k, v in pairs], key_type, capacity_of(payload))
             if ks.get("type") == "string" and not ks.get("optional"):
                 return {k: _datum(vs, v, f"{where}.{k}") for k, v in pairs}
             return [{"key": _datum(ks, k, where), "value": _datum(vs, v, f"{where}.{k}")} for k, v in pairs]

@@ -11,6 +11,8 @@ JSON, whether there is a schema):
 * StringConverter: the UTF-8 text, with an optional string schema (also for null bytes).
 * ByteArrayConverter: the bytes (carried as base64 text, as JsonConverter carries bytes), with
   an optional bytes schema (also for null bytes).
+* AvroConverter: the Schema Registry wire format, read with the registry the sink was given
+  (adapters/pysink/avroread.py); `schema.registry.url` is required, as the converter requires it.
 
 A record its converter refuses stops the task: Connect fails the task on a conversion error
 unless `errors.tolerance=all`, which the Python sink does not support.
@@ -20,14 +22,16 @@ from __future__ import annotations
 import base64
 import decimal
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from adapters.processes.connect_worker import WORKER_CONVERTERS
 
 JSON_TYPES = {"boolean", "int8", "int16", "int32", "int64", "float", "double", "bytes", "string", "array", "map",
               "struct"}
-KINDS = {"JsonConverter": "json", "StringConverter": "string", "ByteArrayConverter": "bytearray"}
+KINDS = {"JsonConverter": "json", "StringConverter": "string", "ByteArrayConverter": "bytearray",
+         "AvroConverter": "avro"}
+AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 
 
 class ConversionError(ValueError):
@@ -36,8 +40,12 @@ class ConversionError(ValueError):
 
 @dataclass(frozen=True)
 class RecordConverter:
-    kind: str  # json | string | bytearray
+    kind: str  # json | string | bytearray | avro
     schemas: bool = True  # JsonConverter's schemas.enable
+    which: str = "value"
+    registry_url: str = ""  # AvroConverter's schema.registry.url
+    strategy: str = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
+    registry: Any = field(default=None, compare=False)  # what the sink asks the registry through
 
     @classmethod
     def from_config(cls, config: Mapping[str, str], which: str) -> "RecordConverter":
@@ -48,15 +56,36 @@ class RecordConverter:
         name = str(source[prop]).strip()
         kind = KINDS.get(name.rsplit(".", 1)[-1])
         if kind is None:
-            raise ValueError(f"{prop}={name}: the Python sink reads JsonConverter, StringConverter and "
-                             "ByteArrayConverter data; set one of those")
+            raise ValueError(f"{prop}={name}: the Python sink reads JsonConverter, StringConverter, "
+                             f"ByteArrayConverter and AvroConverter ({AVRO_CONVERTER}) data; set one of those")
+        if kind == "avro":
+            url = str(source.get(f"{prop}.schema.registry.url", "")).strip()
+            if not url:
+                raise ValueError(f"{prop}={name} needs {prop}.schema.registry.url (Missing required configuration "
+                                 "\"schema.registry.url\")")
+            strategy = str(source.get(f"{prop}.{which}.subject.name.strategy",
+                                      "io.confluent.kafka.serializers.subject.TopicNameStrategy")).strip()
+            return cls(kind, True, which, url, strategy)
         flag = str(source.get(f"{prop}.schemas.enable", "true")).strip().lower()
         if flag not in ("true", "false"):
             raise ValueError(f"{prop}.schemas.enable={flag!r} is not a boolean: use true or false")
-        return cls(kind, flag == "true")
+        return cls(kind, flag == "true", which)
 
-    def read(self, raw: bytes | None) -> tuple[Any, Any, bool]:
+    def read(self, raw: bytes | None, topic: str = "") -> tuple[Any, Any, bool]:
         """(schema, payload, has_schema) of one key or value, or ConversionError."""
+        if self.kind == "avro":
+            if raw is None:
+                return None, None, False
+            if self.registry is None:
+                raise ConversionError(f"AvroConverter has no registry to read from ({self.registry_url})")
+            from adapters.pysink.avroread import AvroReadError, read
+
+            try:
+                schema, payload = read(raw, self.registry, topic, self.which, self.strategy)
+            except AvroReadError as e:
+                raise ConversionError(f"Converting byte[] to Kafka Connect data failed due to serialization "
+                                      f"error: {e}") from None
+            return schema, payload, schema is not None
         if self.kind == "string":
             return {"type": "string", "optional": True}, None if raw is None else raw.decode("utf-8", "replace"), True
         if self.kind == "bytearray":

@@ -22,7 +22,7 @@ def convert(conv: RecordConverter, raw: bytes | None, rec: LogRecord, what: str)
     """(schema, payload, has_schema) of a record's key or value through its converter; a value
     the converter refuses stops the task (Connect's errors.tolerance=none)."""
     try:
-        return conv.read(raw)
+        return conv.read(raw, rec.topic)
     except ConversionError as e:
         raise TaskFailed(f"offset {rec.offset}: {rec.topic}-{rec.partition}: the {what} converter refused the "
                          f"record: {e}") from None

@@ -61,13 +61,36 @@ def _hash_code(key: Any, key_type: str | None) -> int:
     return h
 
 
-def hashmap_entries(pairs: list[tuple[Any, Any]], key_type: str | None = None) -> list[tuple[Any, Any]]:
+class SizedMap(dict):
+    """A map payload that came from a Java map made `new HashMap<>(capacity)` (AvroData's are
+    sized to their entries), not `new HashMap<>()`: it iterates in that table's order."""
+
+    capacity: int | None = None
+
+
+class SizedPairs(list):
+    """The same for a map whose keys are not strings, carried as [[key, value], …]."""
+
+    capacity: int | None = None
+
+
+def capacity_of(payload: Any) -> int | None:
+    return getattr(payload, "capacity", None)
+
+
+def hashmap_entries(pairs: list[tuple[Any, Any]], key_type: str | None = None,
+                    initial_capacity: int | None = None) -> list[tuple[Any, Any]]:
     """The entries of a HashMap filled with `pairs` in order, as it iterates them (a repeated
-    key keeps its first place and takes the last value)."""
+    key keeps its first place and takes the last value); `new HashMap<>(initial_capacity)` where
+    given (its table starts at the power of two at least that large)."""
     values: dict[Any, Any] = {}
     for k, v in pairs:
         values[k] = v  # a dict keeps the first place of a key
     n, size = 16, 0
+    if initial_capacity is not None:
+        n = 1
+        while n < initial_capacity:
+            n *= 2
     table: dict[int, list[tuple[int, Any]]] = {}
 
     def grow() -> None:
@@ -199,9 +222,9 @@ def _typed(schema: dict, payload: Any, decimal_format: str, in_struct: bool, whe
         ks, vs = schema.get("keys") or {}, schema.get("values") or {}
         if ks.get("type") == "string":
             pairs = [(k, _typed(vs, v, decimal_format, in_struct, f"{where}.{k}")) for k, v in payload.items()]
-            return {"__map__": hashmap_entries(pairs, "string")}
+            return {"__map__": hashmap_entries(pairs, "string", capacity_of(payload))}
         pairs = [(_java_key(ks, p[0]), _typed(vs, p[1], decimal_format, in_struct, where)) for p in payload]
-        entries = hashmap_entries(pairs, ks.get("type"))
+        entries = hashmap_entries(pairs, ks.get("type"), capacity_of(payload))
         if in_struct:  # JsonConverter: a map with non-string keys is an array of [key, value]
             return [[_key_json(ks, k), v] for k, v in entries]
         return {"__map__": [(_key_text(k), v) for k, v in entries]}
@@ -242,7 +265,7 @@ def _schemaless(payload: Any) -> Any:
     """JsonConverter without a schema: objects → HashMap, integers → long, other numbers →
     double (through a BigDecimal)."""
     if isinstance(payload, dict):
-        return {"__map__": hashmap_entries([(k, _schemaless(v)) for k, v in payload.items()])}
+        return {"__map__": hashmap_entries([(k, _schemaless(v)) for k, v in payload.items()], None, capacity_of(payload))}
     if isinstance(payload, list):
         return [_schemaless(v) for v in payload]
     if isinstance(payload, bool) or payload is None or isinstance(payload, str):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import zoneinfo
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from adapters.pysink.converters import RecordConverter
 from adapters.pysink.errors import SinkConfigError
@@ -105,6 +105,20 @@ class SinkSettings:
     value_conv: RecordConverter = field(default_factory=lambda: RecordConverter("json"))
     conditional_writes: bool = False  # R8.1: Complete carries If-None-Match: * (never overwrites)
     scan_limit: int = 100  # max.files.scan.limit (R8.2)
+
+    @property
+    def registry_url(self) -> str | None:
+        """The Schema Registry its converters read from (AvroConverter's schema.registry.url), if any."""
+        return next((c.registry_url for c in (self.value_conv, self.key_conv) if c.kind == "avro"), None)
+
+    def attach_registry(self, registry: Any) -> None:
+        """Give the converters that read the registry's wire format the registry to ask."""
+        import dataclasses
+
+        if self.key_conv.kind == "avro":
+            self.key_conv = dataclasses.replace(self.key_conv, registry=registry)
+        if self.value_conv.kind == "avro":
+            self.value_conv = dataclasses.replace(self.value_conv, registry=registry)
 
     @property
     def value_ext(self) -> str:

@@ -10,6 +10,7 @@ from conformance.catalog.base import BASE, JSON, PUBLIC_T, _rec, _small
 from conformance.catalog.gate import tombstones_with_record_time_rotation
 from conformance.catalog.aiven import AIVEN_OWN
 from conformance.catalog.formats import FORMAT_SCENARIOS
+from conformance.catalog.registry import REGISTRY_SCENARIOS
 from conformance.catalog.iceberg import ICEBERG_OWN
 from conformance.catalog.lenses import LENSES_OWN
 from conformance.catalog.rebalance import REBALANCE_SHAPES
@@ -468,6 +469,7 @@ SPACE_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "error-inside-200-applied": error_inside_200_applied,
     **time_edge_scenarios(BASE),
     **FORMAT_SCENARIOS,
+    **REGISTRY_SCENARIOS,
 }
 
 

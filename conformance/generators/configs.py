@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.inputs.scenario import VALUE_KINDS_BY_CONVERTER, converter_kind
-from reference_impl.converters import BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
+from reference_impl.converters import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
 
 
 JSON_FORMAT = "io.confluent.connect.s3.format.json.JsonFormat"
@@ -195,30 +195,38 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
         cfg["json.decimal.format"] = "NUMERIC"
     cfg.update(draw(naming_options(fmt)))
     cfg.update(draw(null_policies_and_siblings()))
-    cfg.update(draw(converter_configs(cfg, kinds)))
+    # the targets that write Avro run a Schema Registry too: their values come from AvroConverter now and then
+    cfg.update(draw(converter_configs(cfg, kinds, registry="avro" in formats)))
     return cfg
 
 
 # converters by kind (conformance.inputs.scenario.converter_kind), as a connector config states them
 CONVERTER_CLASSES = {"json": JSON_CONVERTER, "json-schemas": JSON_CONVERTER, "string": STRING_CONVERTER,
-                     "bytearray": BYTEARRAY_CONVERTER}
-CONVERTER_KINDS = ("json", "json-schemas", "string", "bytearray")  # simplest first: shrinks toward schemaless JSON
+                     "bytearray": BYTEARRAY_CONVERTER, "avro": AVRO_CONVERTER}
+CONVERTER_KINDS = ("json", "json-schemas", "string", "bytearray", "avro")  # simplest first: shrinks toward schemaless JSON
+# where a deployment's registry is; sinkcheck's targets point the converter at their own
+REGISTRY_URL = "http://schema-registry:8081"
 
 
 def converter_config(which: str, kind: str) -> dict[str, str]:
-    """`which`.converter (and its schemas.enable) for a converter kind."""
+    """`which`.converter (and its schemas.enable, or its registry) for a converter kind."""
     out = {f"{which}.converter": CONVERTER_CLASSES[kind]}
     if kind.startswith("json"):
         out[f"{which}.converter.schemas.enable"] = "true" if kind == "json-schemas" else "false"
+    if kind == "avro":
+        out[f"{which}.converter.schema.registry.url"] = REGISTRY_URL
     return out
 
 
 @st.composite
-def converter_configs(draw: st.DrawFn, cfg: dict[str, str], kinds: tuple[str, ...] | None = None) -> dict[str, str]:
+def converter_configs(draw: st.DrawFn, cfg: dict[str, str], kinds: tuple[str, ...] | None = None,
+                      registry: bool = False) -> dict[str, str]:
     """One key converter and one value converter for a connector: the value converter among
-    those whose values this config can write (value_kinds), the key converter any of them.
-    Shrinks toward schemaless JSON."""
-    fits = [k for k in CONVERTER_KINDS if value_kinds({**cfg, **converter_config("value", k)}, kinds)]
+    those whose values this config can write (value_kinds), the key converter any of them;
+    AvroConverter values where the target runs a Schema Registry (`registry`). Shrinks toward
+    schemaless JSON."""
+    fits = [k for k in CONVERTER_KINDS if (registry or k != "avro")
+            and value_kinds({**cfg, **converter_config("value", k)}, kinds)]
     out = converter_config("value", draw(st.sampled_from(fits)))
     out.update(converter_config("key", draw(st.sampled_from(("string", "json", "bytearray")))))
     return out

@@ -126,6 +126,13 @@ def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, 
     as the topic a table sink reads does (a field that turns from a map into text stops it).
     A `ts` string is in one of RecordField's forms, offset-less ones as wall times of `zone`."""
     region = draw(st.sampled_from(REGIONS))
+    if kind == "struct" and converter == "avro":
+        from conformance.generators.avro_values import extra_values, producer_payload, producer_schema
+
+        extras = tuple(schema.get("x-avro-extras", ()))
+        connect = {k: v for k, v in schema.items() if k != "x-avro-extras"}
+        payload = producer_payload(connect, draw(values.struct_payload(connect, seq, region, ts, zone)))
+        return {"schema": producer_schema(connect, extras), "payload": {**payload, **draw(extra_values(extras, seq))}}
     if kind == "struct":
         return {"schema": schema, "payload": draw(values.struct_payload(schema, seq, region, ts, zone))}
     if kind == "map" and one_shape:
@@ -168,6 +175,10 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     # RecordField reads the ts field: there its text forms come in one schema in two
     schema = with_partition_fields(draw(values.value_schemas(("string", "int64", "timestamp", "string") if record_field else
                                                              ("int64", "timestamp", "string"))), cfg)
+    if converter == "avro":  # the producer's schema has Avro's own kinds of field too, the same all stream long
+        from conformance.generators.avro_values import avro_only_extras
+
+        schema = {**schema, "x-avro-extras": draw(avro_only_extras())}
     n = draw(st.integers(1, max_records))
     tps = [(t, p) for t, k in topics.items() for p in range(k)]
     # one stream in three lives around 1970: Java's division truncates toward zero there (R6.3)

@@ -214,7 +214,16 @@ def record_keys(draw: st.DrawFn, kind: str, seq: int, nullable: bool) -> Any:
         return text if draw(st.booleans()) else {"id": seq % 5, "name": text, "tags": ["a", "b"][: seq % 3]}
     if kind == "bytearray":
         return base64.b64encode(text.encode()).decode()
+    if kind == "avro":  # a producer's Avro key: a string, or a record
+        if draw(st.booleans()):
+            return {"schema": "string", "payload": text}
+        return {"schema": AVRO_KEY, "payload": {"id": seq % 5, "name": text or None}}
     return text
+
+
+# the record key schema a producer writing Avro keys registers
+AVRO_KEY = {"type": "record", "name": "OrderKey", "namespace": "com.acme.orders",
+            "fields": [{"name": "id", "type": "int"}, {"name": "name", "type": ["null", "string"], "default": None}]}
 
 
 def plain_key(kind: str, seq: int) -> Any:
@@ -222,6 +231,8 @@ def plain_key(kind: str, seq: int) -> Any:
     text = f"k{seq % 5}"
     if kind == "json-schemas":
         return {"schema": {"type": "string", "optional": True}, "payload": text}
+    if kind == "avro":
+        return {"schema": "string", "payload": text}
     return base64.b64encode(text.encode()).decode() if kind == "bytearray" else text
 
 

@@ -11,6 +11,7 @@ notation of its converter:
 | JsonConverter (`schemas.enable=false`) | any JSON value | the JSON text |
 | StringConverter | a string | its UTF-8 |
 | ByteArrayConverter | the bytes in base64 | the bytes |
+| AvroConverter | `{"schema": <Avro schema>, "payload": …}` | the Schema Registry wire format (inputs.registry_wire) |
 
 `null` is a null key or value (a tombstone) for every converter. A scenario only produces what
 its converters accept (`check_realizable`): a real deployment could have produced it. The model
@@ -64,10 +65,29 @@ def converters(config: Mapping[str, str], worker: Mapping[str, str] = WORKER_CON
         raise NotRealizable(str(e)) from None
 
 
-def to_bytes(item: Any, conv: Converter, where: str = "value") -> bytes | None:
-    """One key or value in the scenario's notation → the bytes produced."""
+def scratch_registry() -> Any:
+    """A registry of its own for records produced outside a run (a check, the model alone): the
+    in-memory one, with the Schema Registry's semantics."""
+    from adapters.registry.memory import InMemoryRegistry
+
+    return InMemoryRegistry()
+
+
+def to_bytes(item: Any, conv: Converter, where: str = "value", topic: str | None = None,
+             registry: Any = None) -> bytes | None:
+    """One key or value in the scenario's notation → the bytes produced (a registry converter's
+    registered with `registry` under the subject of `topic`)."""
     if item is None:
         return None
+    if conv.reads_registry:
+        from conformance.inputs.registry_wire import RegistryNotation, avro_bytes
+
+        if topic is None or registry is None:
+            raise NotRealizable(f"{where}: {conv.short} needs a topic and a schema registry to write its bytes")
+        try:
+            return avro_bytes(item, topic, where, registry, conv.subject_strategy(where))
+        except RegistryNotation as e:
+            raise NotRealizable(f"{where}: {e}") from None
     if conv.short == "JsonConverter":
         return json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     if not isinstance(item, str):
@@ -102,16 +122,34 @@ def reexpress(records: Sequence[Mapping[str, Any]], old: Mapping[str, str], new:
     that are not text or bytes already carry the JSON of the value, so its seq stays findable."""
     old_k, old_v = converters(old, worker)
     new_k, new_v = converters(new, worker)
-    if (old_k, old_v) == (new_k, new_v):
+    if _same(old_k, new_k) and _same(old_v, new_v):
         return [dict(r) for r in records]
-    out = []
-    for r in records:
-        r = dict(r)
-        for what, was, now in (("key", old_k, new_k), ("value", old_v, new_v)):
-            if was != now and r.get(what) is not None:
-                r[what] = _written_as(was.to_connect(to_bytes(r[what], was, what)), now)
-        out.append(r)
+    registry = scratch_registry() if old_k.reads_registry or old_v.reads_registry else None
+    out = [dict(r) for r in records]
+    for what, was, now in (("key", old_k, new_k), ("value", old_v, new_v)):
+        if _same(was, now):
+            continue
+        read = [was.to_connect(data := to_bytes(r.get(what), was, what, r["topic"], registry), r["topic"],
+                               registry.snapshot() if registry is not None and data is not None else None, what)
+                for r in records]
+        if now.reads_registry:  # a producer of Avro: one schema a topic for schemaless values
+            from conformance.inputs.registry_wire import avro_notation
+
+            for topic in {r["topic"] for r in records}:
+                at = [i for i, r in enumerate(records) if r["topic"] == topic]
+                for i, item in zip(at, avro_notation([read[i] for i in at], topic, what)):
+                    out[i][what] = item
+            continue
+        for i, cv in enumerate(read):
+            if records[i].get(what) is not None:
+                out[i][what] = _written_as(cv, now)
     return out
+
+
+def _same(a: Converter, b: Converter) -> bool:
+    """Whether two converters write a scenario's keys or values alike (two AvroConverters do,
+    whatever registry each names)."""
+    return a == b or (a.reads_registry and a.short == b.short)
 
 
 def _written_as(cv: Any, conv: Converter) -> Any:
@@ -165,29 +203,46 @@ def _header_bytes(headers: Any) -> tuple[tuple[str, bytes | None], ...]:
     return tuple((h[0], header_value_bytes(h[1])) for h in headers or [])
 
 
-def record_to_produce(r: Mapping[str, Any], key_conv: Converter, value_conv: Converter) -> RecordToProduce:
-    """A scenario record → the Kafka record a producer writes."""
-    return RecordToProduce(r["topic"], int(r["partition"]), r.get("timestamp"),
-                           to_bytes(r.get("key"), key_conv, "key"), to_bytes(r.get("value"), value_conv),
+def record_to_produce(r: Mapping[str, Any], key_conv: Converter, value_conv: Converter,
+                      registry: Any = None) -> RecordToProduce:
+    """A scenario record → the Kafka record a producer writes (its schemas registered with
+    `registry` where its converters read a registry's wire format)."""
+    topic = r["topic"]
+    return RecordToProduce(topic, int(r["partition"]), r.get("timestamp"),
+                           to_bytes(r.get("key"), key_conv, "key", topic, registry),
+                           to_bytes(r.get("value"), value_conv, "value", topic, registry),
                            _header_bytes(r.get("headers")))
 
 
+def uses_registry(config: Mapping[str, str], worker: Mapping[str, str] = WORKER_CONVERTERS) -> bool:
+    """Whether a config's converters read a Schema Registry's wire format."""
+    return any(c.reads_registry for c in converters(config, worker))
+
+
 def records_to_produce(config: Mapping[str, str], records: Sequence[Mapping[str, Any]],
-                       worker: Mapping[str, str] = WORKER_CONVERTERS) -> list[RecordToProduce]:
+                       worker: Mapping[str, str] = WORKER_CONVERTERS, registry: Any = None) -> list[RecordToProduce]:
     key_conv, value_conv = converters(config, worker)
-    return [record_to_produce(r, key_conv, value_conv) for r in records]
+    if registry is None and (key_conv.reads_registry or value_conv.reads_registry):
+        registry = scratch_registry()
+    return [record_to_produce(r, key_conv, value_conv, registry) for r in records]
 
 
 def sink_record(r: Mapping[str, Any], offset: int, key_conv: Converter, value_conv: Converter,
-                read_with: tuple[Converter, Converter] | None = None) -> SinkRecord:
+                read_with: tuple[Converter, Converter] | None = None, registry: Any = None,
+                view: Any = None) -> SinkRecord:
     """What the sink's put() receives for scenario record `r` at `offset`: its bytes through the
     converters (ConverterError where a converter refuses them), or through `read_with` where the
     connector was given other converters than those the scenario writes its records for.
     Headers are their text (SimpleHeaderConverter parses and the sink stringifies them again; for
-    the header values scenarios carry, text that round-trips)."""
-    p = record_to_produce(r, key_conv, value_conv)
+    the header values scenarios carry, text that round-trips). A registry converter's records are
+    written with `registry` and read with `view` (its schemas and subjects: the registry's snapshot
+    after they were produced)."""
+    p = record_to_produce(r, key_conv, value_conv, registry)
     read_key, read_value = read_with or (key_conv, value_conv)
-    key, value = read_key.to_connect(p.key), read_value.to_connect(p.value)
+    if view is None and registry is not None:
+        view = registry.snapshot()
+    key = read_key.to_connect(p.key, p.topic, view, "key")
+    value = read_value.to_connect(p.value, p.topic, view, "value")
     headers = r.get("headers")
     return SinkRecord(
         topic=p.topic, partition=p.partition, offset=offset, timestamp=p.timestamp,
@@ -197,22 +252,33 @@ def sink_record(r: Mapping[str, Any], offset: int, key_conv: Converter, value_co
 
 def sink_records(config: Mapping[str, str], records: Sequence[Mapping[str, Any]], offsets: Sequence[int],
                  worker: Mapping[str, str] = WORKER_CONVERTERS,
-                 read_config: Mapping[str, str] | None = None) -> list[SinkRecord]:
+                 read_config: Mapping[str, str] | None = None, registry: Any = None) -> list[SinkRecord]:
     """Each scenario record at its offset, as the sink receives it (the model's input): produced
-    as `config`'s converters write it, read by `read_config`'s (default: the same)."""
+    as `config`'s converters write it, read by `read_config`'s (default: the same). Records of a
+    registry converter are written with `registry` (a run's: their schemas are there already;
+    else a scratch one, filled in the records' order) and read with its snapshot."""
     key_conv, value_conv = converters(config, worker)
     read_with = None if read_config is None else converters(read_config, worker)
-    return [sink_record(r, off, key_conv, value_conv, read_with) for r, off in zip(records, offsets)]
+    convs = (key_conv, value_conv) + (read_with or ())
+    view = None
+    if any(c.reads_registry for c in convs):
+        registry = registry if registry is not None else scratch_registry()
+        produced = [record_to_produce(r, key_conv, value_conv, registry) for r in records]
+        del produced  # every schema registered before any is read: the versions a reader sees
+        view = registry.snapshot()
+    return [sink_record(r, off, key_conv, value_conv, read_with, registry, view) for r, off in zip(records, offsets)]
 
 
 def check_realizable(config: Mapping[str, str], records: Sequence[Mapping[str, Any]],
                      worker: Mapping[str, str] = WORKER_CONVERTERS) -> None:
     """NotRealizable naming the first record whose key or value its converter refuses."""
     key_conv, value_conv = converters(config, worker)
+    registry = scratch_registry() if key_conv.reads_registry or value_conv.reads_registry else None
     for i, r in enumerate(records):
         for what, conv in (("key", key_conv), ("value", value_conv)):
             try:
-                conv.to_connect(to_bytes(r.get(what), conv, what))
+                data = to_bytes(r.get(what), conv, what, r.get("topic"), registry)
+                conv.to_connect(data, r.get("topic"), registry.snapshot() if registry is not None else None, what)
             except NotRealizable as e:
                 raise NotRealizable(f"record #{i} ({r.get('topic')}-{r.get('partition')}): {e}") from None
             except ConverterError as e:
@@ -223,4 +289,4 @@ def check_realizable(config: Mapping[str, str], records: Sequence[Mapping[str, A
 
 __all__ = ["BYTEARRAY_CONVERTER", "JSON_CONVERTER", "JSON_TEXT", "NotRealizable", "STRING_CONVERTER", "WORKER_CONVERTERS",
            "check_realizable", "converters", "from_bytes", "reexpress", "record_to_produce", "records_to_produce",
-           "sink_record", "sink_records", "to_bytes", "with_worker_converters"]
+           "scratch_registry", "sink_record", "sink_records", "to_bytes", "uses_registry", "with_worker_converters"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from adapters.observation import FaultEvent, Observation
-from adapters.target import Fault, Target, TargetInfo
+from adapters.target import Fault, Target, TargetError, TargetInfo
 from conformance.judging.checks.base import RunData
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import (C1, CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim, claims_for_values,
@@ -429,7 +429,9 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
                             f"not read (topics={scenario.connector.get('topics', '')!r}, topics.regex="
                             f"{scenario.connector.get('topics.regex', '')!r}); produce to the config's topics or give "
                             "the scenario's topics in `topics`")
-    to_produce = wire.records_to_produce(scenario.connector, scenario.records, worker)
+    registry_records = wire.uses_registry(scenario.connector, worker)
+    # records in a registry's wire format are written once the target's registry is there
+    to_produce = [] if registry_records else wire.records_to_produce(scenario.connector, scenario.records, worker)
     kind = target_kind(target_spec)
     translation = translation_for(target_spec, scenario.connector)
     sent = translation.config if translation is not None else dict(scenario.connector)
@@ -489,6 +491,9 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         with timer("start-up"):
             tgt.start({"name": f"sinkcheck-{re.sub(r'[^A-Za-z0-9-]+', '-', scenario.name)[:40]}-{uuid.uuid4().hex[:6]}",
                        "config": sent}, scenario.topics)
+        if registry_records:
+            to_produce = wire.records_to_produce(scenario.connector, scenario.records, worker,
+                                                 registry=target_registry(tgt, target_spec))
         faults = sorted(enumerate(fault_steps), key=lambda t: t[1].after)
         pos = 0
         for idx, step in faults + [(None, None)]:  # type: ignore[list-item]
@@ -552,7 +557,8 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             observation.faults.append(FaultEvent("s3", dict(step.params), False,
                                                  detail="this target was run without the S3 fault front"))
     # what put() received: read with the converters the connector was given
-    records = wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker, read_config=sent)
+    records = wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker, read_config=sent,
+                                registry=observed_registry(observation) if registry_records else None)
     with timer("model"):
         data = judged_run(scenario, target_spec, observation, claim, cfg, records,
                           object_format=getattr(tgt, "object_format", None), sent=sent)
@@ -568,6 +574,24 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
                        untested=untested_reason(data))
     result.timings = dict(timer.spent)
     return result
+
+
+def target_registry(tgt: Target, target_spec: str) -> Any:
+    """The Schema Registry a target's converters read from, where the producer registers the
+    records' schemas; a target that has none cannot run a registry converter's scenario."""
+    reg = getattr(tgt, "schema_registry", None)
+    if reg is None:
+        raise TargetError(f"{target_spec} runs no Schema Registry, so records in its wire format (AvroConverter) "
+                          "cannot be produced for it")
+    return reg
+
+
+def observed_registry(observation: Observation) -> Any:
+    """The registry as the run left it, to write the scenario's records again with the same ids
+    and read them with the same versions (the model's input); None where the run kept none."""
+    from conformance.inputs.registry_wire import SnapshotRegistry
+
+    return SnapshotRegistry(observation.registry) if observation.registry is not None else None
 
 
 def _target_info(tgt: Target) -> TargetInfo | None:

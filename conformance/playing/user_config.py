@@ -59,11 +59,10 @@ def refusal(config: Mapping[str, str], s3_sink: bool = True, converted: bool = T
     for which in ("key", "value") if converted else ():
         try:
             converter_for(full, which)
-        except UnknownConverter:
-            return (f"{which}.converter={full.get(f'{which}.converter')}: a converter that needs a schema registry "
-                    "(Avro, Protobuf, JSON Schema) is out of scope: sinkcheck runs no schema registry; use "
-                    f"{JSON_CONVERTER} with {which}.converter.schemas.enable=true for Structs (or StringConverter / "
-                    "ByteArrayConverter)")
+        except UnknownConverter as e:
+            return (f"{e}. sinkcheck's model reads the records of JsonConverter (with "
+                    f"{which}.converter.schemas.enable=true for Structs), StringConverter, ByteArrayConverter and "
+                    "AvroConverter (with the Schema Registry sinkcheck runs)")
     if not s3_sink:
         return None
     part = _short(cfg.get("partitioner.class"), "DefaultPartitioner")

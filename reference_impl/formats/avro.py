@@ -71,20 +71,34 @@ def _non_optional(schema: Schema) -> Schema:
     return Schema(**{**schema.__dict__, "optional": False})
 
 
+ENUM = f"{NAMESPACE}.Enum"
+UNION = f"{NAMESPACE}.Union"
+FIXED_SIZE = "connect.fixed.size"
+FIELD_DEFAULT_FLAG = f"{NAMESPACE}.field.default"
+
+
 def _meta(schema: Schema) -> dict[str, Any]:
-    """connect.* properties (connect.meta.data=true); they do not change the data."""
+    """connect.* properties (connect.meta.data=true); they do not change the data. The flag a
+    converter leaves on a field whose default came from an Avro field default is not a
+    parameter here, and such a default is the field's, not connect.default."""
     out: dict[str, Any] = {}
+    params = {k: v for k, v in (schema.parameters or ()) if k != FIELD_DEFAULT_FLAG}
     if schema.doc is not None:
         out["connect.doc"] = schema.doc
     if schema.version is not None:
         out["connect.version"] = schema.version
-    if schema.parameters:
-        out["connect.parameters"] = dict(schema.parameters)
-    if schema.default is not None:
+    if params:
+        out["connect.parameters"] = params
+    if schema.default is not None and FIELD_DEFAULT_FLAG not in schema.params:
         out["connect.default"] = _default_json(schema, schema.default)
     if schema.name is not None:
         out["connect.name"] = schema.name
     return out
+
+
+def _avro_props(schema: Schema) -> dict[str, Any]:
+    """Parameters whose names start with "avro" are copied onto the Avro type as they are."""
+    return {k: v for k, v in (schema.parameters or ()) if k.startswith("avro")}
 
 
 def _split(full: str) -> tuple[str, str]:
@@ -136,6 +150,10 @@ def avro_schema(schema: Schema, names: _Names | None = None, indexed: bool = Tru
     real 12.1.9 writes it: an optional struct is `["null", record]` whatever its default, any
     other optional schema `[T, "null"]` with a default and `["null", T]` without."""
     names = _Names(indexed) if names is None else names
+    if schema.type == "struct" and schema.name == UNION:
+        # a converter's Avro union, back as one: its branches, null first where it is optional
+        members = [avro_schema(_required(f.schema), names) for f in schema.fields]
+        return (["null"] if schema.optional else []) + members
     if schema.type == "struct" and schema.optional:
         return ["null", avro_schema(_non_optional(schema), names)]
     if not schema.optional:
@@ -159,7 +177,7 @@ def _reference(avro: Any) -> Any:
 
 def _base(schema: Schema, names: _Names) -> Any:
     meta = _meta(schema)
-    if schema.name == DECIMAL:
+    if schema.name == DECIMAL and FIXED_SIZE not in schema.params:
         scale = int(schema.params.get("scale", "0"))
         prec = int(schema.params.get("connect.decimal.precision", "64"))
         # the logical type where the scale fits the precision, the legacy property otherwise:
@@ -172,9 +190,36 @@ def _base(schema: Schema, names: _Names) -> Any:
     if schema.name == TIME:
         return {"type": "int", **meta, "logicalType": "time-millis"}
     t = schema.type
+    if t == "bytes" and FIXED_SIZE in schema.params:
+        # a converter's fixed is a fixed again, named as AvroData names it (ConnectDefault… unnamed)
+        full = schema.name or names.default_name()
+        if names.define(full, _key(_required(schema))):
+            return full
+        ns, short = _split(full)
+        fixed: dict[str, Any] = {"type": "fixed", "name": short, **({"namespace": ns} if ns else {}),
+                                 "size": int(schema.params[FIXED_SIZE]), **meta}
+        if schema.name == DECIMAL:
+            fixed.update(scale=int(schema.params.get("scale", "0")),
+                         precision=int(schema.params.get("connect.decimal.precision", "64")), logicalType="decimal")
+        return {**fixed, **_avro_props(schema)}
+    if t == "string" and ENUM in schema.params:
+        # enhanced.avro.schema.support (the S3 sink's default): a converter's enum is an enum again
+        short = (schema.name or names.default_name()).rpartition(".")[2]
+        params = schema.params
+        enum: dict[str, Any] = {"type": "enum", "name": params[ENUM],
+                                "symbols": [k[len(ENUM) + 1:] for k, _ in (schema.parameters or ()) if k.startswith(ENUM + ".")]}
+        doc, default = params.get(f"{NAMESPACE}.enum.doc.{short}"), params.get(f"{NAMESPACE}.enum.default.{short}")
+        if doc is not None:
+            enum["doc"] = doc
+        if default is not None:
+            enum["default"] = default
+        if names.define(params[ENUM], _key(_required(schema))):
+            return params[ENUM]
+        return {**enum, **meta, **_avro_props(schema)}
     if t in _PRIMS:
         extra = {"connect.type": t} if t in ("int8", "int16") else {}
-        return {"type": _PRIMS[t], **meta, **extra} if (meta or extra) else _PRIMS[t]
+        props = {**meta, **extra, **_avro_props(schema)}
+        return {"type": _PRIMS[t], **props} if props else _PRIMS[t]
     if t == "array":
         assert schema.items is not None
         return {"type": "array", "items": avro_schema(schema.items, names), **meta}
@@ -277,6 +322,13 @@ def to_avro(value: Any, schema: Schema, where: str = "value") -> Any:
             return {k: to_avro(v, schema.values, f"{where}.{k}") for k, v in value.items()}
         return [{"key": to_avro(k, schema.keys, where), "value": to_avro(v, schema.values, f"{where}.{k}")}
                 for k, v in value.items()]
+    if t == "struct" and schema.name == UNION:
+        if not isinstance(value, Struct):
+            raise DataError(f"{where}: Invalid type for STRUCT: {type(value).__name__}")
+        for f in schema.fields:
+            if value.values.get(f.name) is not None:
+                return to_avro(value.values[f.name], f.schema, f"{where}.{f.name}")
+        return None
     if t == "struct":
         if not isinstance(value, Struct):
             raise DataError(f"{where}: Invalid type for STRUCT: {type(value).__name__}")

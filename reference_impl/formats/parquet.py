@@ -28,6 +28,7 @@ from typing import Any
 
 from reference_impl.connect_data import DATE, DECIMAL, TIME, TIMESTAMP, Field, Schema, Struct
 from reference_impl.formats import DataError, FormatOptions, HEADER_SCHEMA, headers_struct
+from reference_impl.formats.avro import UNION
 
 # parquet-mr CompressionCodecName extensions. Only snappy, gzip and none are confirmed by the
 # connector's tests (spec open question 7); the rest follow parquet-mr ≥ 1.13 (LZ4 became
@@ -82,6 +83,10 @@ def arrow_type(schema: Schema):
         entry = pa.struct([pa.field("key", arrow_type(schema.keys), nullable=schema.keys.optional),
                            pa.field("value", arrow_type(schema.values), nullable=schema.values.optional)])
         return pa.list_(pa.field("element", entry, nullable=False))
+    if t == "struct" and schema.name == UNION:
+        # parquet-avro writes a union of several types as a group of optional member0, member1, …
+        return pa.struct([pa.field(f"member{i}", arrow_type(f.schema), nullable=True)
+                          for i, f in enumerate(schema.fields)])
     if t == "struct":
         return pa.struct([pa.field(f.name, arrow_type(f.schema), nullable=f.schema.optional) for f in schema.fields])
     raise DataError(f"unsupported Connect type {t}")
@@ -91,7 +96,30 @@ def _row(value: Any, schema: Schema) -> Any:
     """The Connect value as pyarrow takes it for arrow_type(schema)."""
     from reference_impl.formats.avro import to_avro
 
-    return _arrowise(to_avro(value, schema), schema)
+    return _arrowise(_unions_kept(value, schema), schema)
+
+
+def _unions_kept(value: Any, schema: Schema) -> Any:
+    """to_avro, but a union's value stays {branch: value} (parquet-avro's member group needs the
+    branch, which to_avro drops for Avro's own union)."""
+    from reference_impl.formats.avro import to_avro
+
+    if value is None:
+        return to_avro(value, schema)
+    if schema.type == "struct" and schema.name == UNION and isinstance(value, Struct):
+        return {f"member{i}": (None if value.values.get(f.name) is None else _unions_kept(value.values[f.name], f.schema))
+                for i, f in enumerate(schema.fields)}
+    if schema.type == "struct" and isinstance(value, Struct):
+        to_avro(value, schema)  # its checks
+        return {f.name: _unions_kept(value.values[f.name], f.schema) for f in schema.fields}
+    if schema.type == "array" and isinstance(value, (list, tuple)) and schema.items is not None:
+        return [_unions_kept(v, schema.items) for v in value]
+    if schema.type == "map" and isinstance(value, dict) and schema.values is not None:
+        converted = to_avro(value, schema)
+        if isinstance(converted, dict):
+            return {k: _unions_kept(v, schema.values) for k, v in value.items()}
+        return [{"key": e["key"], "value": _unions_kept(value[k], schema.values)} for e, k in zip(converted, value)]
+    return to_avro(value, schema)
 
 
 def _arrowise(v: Any, schema: Schema) -> Any:
@@ -113,6 +141,8 @@ def _arrowise(v: Any, schema: Schema) -> Any:
             return [(k, _arrowise(x, schema.values)) for k, x in v.items()]  # type: ignore[arg-type]
         return [{"key": _arrowise(e["key"], schema.keys), "value": _arrowise(e["value"], schema.values)}  # type: ignore[arg-type]
                 for e in v]
+    if t == "struct" and schema.name == UNION:
+        return {f"member{i}": _arrowise(v[f"member{i}"], f.schema) for i, f in enumerate(schema.fields)}
     if t == "struct":
         return {f.name: _arrowise(v[f.name], f.schema) for f in schema.fields}
     return v
@@ -192,6 +222,38 @@ def writer_schema(data: bytes) -> Any:
     return json.loads(text) if text else None
 
 
+def _enums_as_text(v: Any, avro: Any, named: dict[str, Any], ns: str | None = None) -> Any:
+    """parquet-avro writes an Avro enum as BINARY (logical type ENUM), which pyarrow reads as
+    bytes: its symbols as text again, by the Avro schema in the footer."""
+    if v is None:
+        return None
+    if isinstance(avro, str):
+        full = avro if "." in avro or not ns else f"{ns}.{avro}"
+        avro = named.get(full, named.get(avro, avro))
+    if isinstance(avro, list):
+        members = [m for m in avro if m != "null"]
+        return _enums_as_text(v, members[0], named, ns) if len(members) == 1 else v
+    if not isinstance(avro, dict):
+        return v
+    t = avro.get("type")
+    if isinstance(t, (dict, list)):
+        return _enums_as_text(v, t, named, ns)
+    if t in ("record", "enum", "fixed"):
+        name, space = avro["name"], avro.get("namespace", ns)
+        full = name if "." in name or not space else f"{space}.{name}"
+        named[full] = avro
+        ns = full.rpartition(".")[0] or None
+    if t == "enum":
+        return v.decode("utf-8") if isinstance(v, (bytes, bytearray)) else v
+    if t == "record" and isinstance(v, dict):
+        return {f["name"]: _enums_as_text(v.get(f["name"]), f["type"], named, ns) for f in avro["fields"]}
+    if t == "array" and isinstance(v, list):
+        return [_enums_as_text(x, avro["items"], named, ns) for x in v]
+    if t == "map" and isinstance(v, dict):
+        return {k: _enums_as_text(x, avro["values"], named, ns) for k, x in v.items()}
+    return v
+
+
 class ParquetFormat:
     name = "parquet"
     supports_compression = False
@@ -261,7 +323,9 @@ class ParquetFormat:
             cols.append(col.cast(_plain_type(col.type)))
         plain = pa.Table.from_arrays(cols, names=table.column_names)
         types = {f.name: f.type for f in plain.schema}
-        return [{k: _plain_value(v, types[k]) for k, v in row.items()} for row in plain.to_pylist()]
+        rows = [{k: _plain_value(v, types[k]) for k, v in row.items()} for row in plain.to_pylist()]
+        avro = writer_schema(data)
+        return [_enums_as_text(r, avro, {}) for r in rows] if avro is not None else rows
 
 
 FORMAT = ParquetFormat()

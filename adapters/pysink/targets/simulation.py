@@ -151,7 +151,11 @@ class SimulatedPySinkTarget(PySinkTarget):
     # --- lifecycle ------------------------------------------------------------------------------
     def start(self, connector_config: Mapping[str, Any] | str, topics: Mapping[str, int]) -> None:
         self.name, self._config = flat_config(connector_config)
+        self.schema_registry = None
         self.settings = self._settings(self._config)
+        self.schema_registry = self._registry(self.settings.registry_url)
+        if self.schema_registry is not None:
+            self.settings.attach_registry(self.schema_registry)
         self.topics = dict(topics)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.endpoint = "memory"

@@ -96,6 +96,7 @@ class PySinkTarget(Target):
         self._reader: BucketReader | None = None
         self.sampler_errors: list[str] = []
         self._config: dict[str, str] = {}
+        self.schema_registry: Any = None
 
     def _now(self) -> int:
         """The time samples and events are stamped with (the simulation's is virtual)."""
@@ -111,7 +112,11 @@ class PySinkTarget(Target):
         from botocore.config import Config
 
         self.name, self._config = flat_config(connector_config)
+        self.schema_registry = None
         self.settings = self._settings(self._config)
+        self.schema_registry = self._registry(self.settings.registry_url)
+        if self.schema_registry is not None:
+            self.settings.attach_registry(self.schema_registry)
         self.topics = dict(topics)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         try:
@@ -161,6 +166,19 @@ class PySinkTarget(Target):
         self._sampler = threading.Thread(target=self._sample_loop, name="pysink-sampler", daemon=True)
         self._sampler.start()
 
+    def _registry(self, url: str | None) -> Any:
+        """The Schema Registry its converters read from: in process, one in memory of its own (the
+        producer registers its schemas there); over a broker, the one the config names."""
+        if url is None:
+            return None
+        if self.mode == "inprocess":
+            from adapters.registry.memory import InMemoryRegistry
+
+            return InMemoryRegistry()
+        from adapters.registry.client import RegistryClient
+
+        return RegistryClient(url)
+
     def _empty_bucket(self) -> None:
         c, bucket = self._sample_s3, self.settings.bucket
         for page in c.get_paginator("list_objects_v2").paginate(Bucket=bucket):
@@ -172,9 +190,12 @@ class PySinkTarget(Target):
 
     def _settings(self, cfg: dict[str, str]) -> SinkSettings:
         try:
-            return SinkSettings.from_config(cfg, min_part_size=self.min_part_size)
+            settings = SinkSettings.from_config(cfg, min_part_size=self.min_part_size)
         except SinkConfigError as e:
             raise TargetError(f"connector config rejected by the Python sink: {e}") from None
+        if self.schema_registry is not None:  # a config update keeps the registry the records are in
+            settings.attach_registry(self.schema_registry)
+        return settings
 
     def _new_instance(self) -> SinkInstance:
         kw = dict(task_class=self.task_class, scratch=self.scratch, journal=self.journal, name=self.name)
@@ -228,7 +249,17 @@ class PySinkTarget(Target):
                           kafka_version=KAFKA_DESCRIPTION if self.mode == "broker"
                           else "in-process log", s3_server="moto",
                           extra={"variant": self.variant or "correct",
-                                 **({"variant.description": VARIANTS[self.variant]} if self.variant else {})})
+                                 **({"variant.description": VARIANTS[self.variant]} if self.variant else {}),
+                                 **({"schema registry": self._registry_description()}
+                                    if self.schema_registry is not None else {})})
+
+    def _registry_description(self) -> str:
+        url = self.settings.registry_url
+        if self.mode == "inprocess":
+            return (f"sinkcheck's in-memory Schema Registry (Confluent's semantics: ids, subjects, versions, "
+                    f"compatibility), held to the real one by tests/test_registry.py; the config's "
+                    f"schema.registry.url={url} is not contacted")
+        return f"the registry at {url}"
 
     # --- Kafka helpers (broker mode) ---------------------------------------------------------
     def _offsets(self):
@@ -441,4 +472,6 @@ class PySinkTarget(Target):
                               list(self.obs.faults), list(self.obs.statuses), self.obs.quiet, self.obs.still_moving,
                               dict(self.obs.log_paths))
             obs.puts = list(self.obs.puts) if self.obs.puts is not None else None
+        reg = getattr(self, "schema_registry", None)
+        obs.registry = reg.snapshot() if reg is not None else None
         return obs
