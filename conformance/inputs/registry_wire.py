@@ -245,7 +245,16 @@ def _fit(value: Any, schema: Any) -> Any:
     return value
 
 
-def _canonical(text: str) -> str:
+def _canonical(text: str, schema_type: str = "AVRO") -> str:
+    """A schema as a registry compares it: an Avro schema as Java's toString() writes it (what
+    a registry stores and serves: nested names relative to their namespace, Avro's key order)."""
+    if schema_type == "AVRO":
+        from adapters.registry.avro_schemas import AvroSchemaError, canonical_text
+
+        try:
+            return canonical_text(text)
+        except AvroSchemaError:
+            return text
     try:
         return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
     except ValueError:
@@ -261,10 +270,10 @@ class SnapshotRegistry:
         self._snapshot = snapshot
 
     def register(self, subject: str, schema_text: str, schema_type: str = "AVRO") -> int:
-        want = _canonical(schema_text)
+        want = _canonical(schema_text, schema_type)
         found = next((sv.id for sv in self._snapshot.subjects.get(subject, ())
                       if (s := self._snapshot.schema(sv.id)) is not None and s.schema_type == schema_type
-                      and _canonical(s.text) == want), None)
+                      and _canonical(s.text, schema_type) == want), None)
         if found is None:
             raise RegistryNotation(f"the run's registry holds no such {schema_type} schema under {subject}: "
                                    f"{schema_text[:80]}")
