@@ -95,6 +95,9 @@ WORKAROUND_PAIRS: list[tuple[str, str, str, dict[str, str | None]]] = [
      {"errors.tolerance": "all", "errors.log.enable": "true"}),
     # no release fixes it: the compression named, which the default template then reads
     ("aiven-default-name-without-gz", "aiven-default-template-csv", "3.4.2", {"file.compression.type": "gzip"}),
+    # no release fixes it: parquet-avro's three-level lists turned on through connect.parquet.*
+    ("aiven-parquet-null-in-array-never-flushes", "aiven-parquet-null-in-array", "3.4.2",
+     {"connect.parquet.avro.write-old-list-structure": "false"}),
     # Lenses 11.7.2, no release fixes them: the tombstone skipped (behavior.on.null.values=ignore is
     # sent as connect.s3.skip.null.values=true), and the RETRY error policy (Kafka Connect redelivers
     # the batch and the upload is made again from the local file under a new staged name)
@@ -401,3 +404,29 @@ def test_the_iceberg_namespace_race_is_the_second_tasks_insert_failing_on_the_ca
     # one task creates the namespace alone; without the auto-create there is no namespace to create
     assert not bug.needs({**cfg, "tasks.max": "1"})
     assert not bug.needs({**cfg, "iceberg.tables.auto-create-enabled": "false"})
+
+
+def test_aivens_parquet_flush_stuck_on_a_null_inside_an_array_is_named_without_a_trace():
+    """aiven-parquet-null-in-array recorded on the real Aiven 3.4.2: every flush throws parquet-avro's
+    "Array contains a null element" (the worker logs it and rewinds; the task stays RUNNING), so no
+    partition is committed again and a 4-byte object (the Parquet file begun) stands under the data
+    name; with connect.parquet.avro.write-old-list-structure=false it passes. No trace: the entry
+    names a run by its stuck commits and the put() records holding a null inside an array, so a
+    generated run of that shape is named too."""
+    from dataclasses import replace
+
+    bug = BY_ID["aiven-parquet-null-in-array-never-flushes"]
+    cfg = dict(ALL_NAMED["aiven-parquet-null-in-array"]().connector)
+    assert bug.needs(cfg) and not bug.needs({**cfg, "connect.parquet.avro.write-old-list-structure": "false"})
+    assert not bug.needs({**cfg, "format.output.type": "avro"})
+    bad = _replay("aiven", "3.4.2", "aiven-parquet-null-in-array")
+    assert bad.disagreements() == [] and bad.fixture["trace"] is None
+    assert {v.property for v in bad.verdicts if v.status == "fail"} >= {"commit-progress"}
+    witness = bug.shown_by(bad.result) or ""
+    assert "committed to None of 6" in witness and "null inside an array" in witness
+    generated = replace(bad.result, scenario=replace(bad.result.scenario, name="generated-011"))
+    assert (reproduction(bug, generated) or "").startswith("generated-011: commit-progress")
+    # where no record holds a null inside an array, a stuck commit is something else
+    other = replace(bad.result, observation=replace(bad.result.observation, produced=[
+        replace(p, value=b'{"schema": null, "payload": {"samples": [1, 2]}}') for p in bad.result.observation.produced]))
+    assert bug.shown_by(other) is None

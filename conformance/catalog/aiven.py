@@ -147,6 +147,25 @@ def zombie() -> Scenario:
                             FaultStep(300, "wait", {"seconds": 4.0}), FaultStep(300, "resume")])
 
 
+def parquet_null_in_array() -> Scenario:
+    """`format.output.type=parquet` of Structs (JsonConverter with schemas) holding an array of
+    optional ints, one record in three with a null inside it: parquet-avro's two-level list
+    writer, which Aiven's ParquetOutputWriter leaves on (Confluent's connector turns it off for
+    such schemas, kafka-connect-storage-cloud#339, PR #485), throws on the null at every flush."""
+    schema = {"type": "struct", "name": "reading", "optional": False, "fields": [
+        {"field": "seq", "type": "int64", "optional": False},
+        {"field": "ts", "type": "int64", "optional": False},
+        {"field": "samples", "type": "array", "items": {"type": "int32", "optional": True}, "optional": False}]}
+    recs = [{"topic": "events", "partition": i % 2, "timestamp": PUBLIC_T + i * 1000, "key": f"k{i}",
+             "value": {"schema": schema, "payload": {"seq": i, "ts": PUBLIC_T + i * 1000,
+                                                     "samples": [i, None, -i] if i % 3 == 2 else [i, -i]}},
+             "headers": []} for i in range(12)]
+    cfg = _aiven(**{"format.output.type": "parquet", "format.output.fields": "value",
+                    "value.converter.schemas.enable": "true", "file.max.records": "4"})
+    return Scenario("aiven-parquet-null-in-array", cfg, {"events": 2}, recs,
+                    notes="parquet output, an array of optional items holding a null")
+
+
 AIVEN_OWN: dict[str, Callable[[], Scenario]] = {s().name: s for s in (
     e2e_1000, key_template, default_template_csv, padded_template_zstd, json_snappy, legacy_prefix_gzip,
-    kill_mid_multipart, errors_on_upload_part, errors_on_complete, rebalance, zombie)}
+    kill_mid_multipart, errors_on_upload_part, errors_on_complete, rebalance, zombie, parquet_null_in_array)}

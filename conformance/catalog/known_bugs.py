@@ -221,6 +221,44 @@ def _kept_partitions_never_committed(result: Any) -> str | None:
         + " after a member joined or left under the cooperative assignor")
 
 
+def _aiven_parquet_without_new_lists(cfg: dict[str, str]) -> bool:
+    """Aiven's parquet output, parquet-avro's old list structure not turned off."""
+    return (cfg.get("format.output.type", "").strip().lower() == "parquet"
+            and cfg.get("connect.parquet.avro.write-old-list-structure", "true").strip().lower() != "false")
+
+
+def _null_inside_an_array(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(v is None or _null_inside_an_array(v) for v in value)
+    if isinstance(value, dict):
+        return any(_null_inside_an_array(v) for v in value.values())
+    return False
+
+
+def _flush_stuck_on_a_null_in_an_array(result: Any) -> str | None:
+    """Aiven's parquet flush failing on a null inside an array (it leaves no task trace: the
+    worker logs the flush's NullPointerException and rewinds): partitions' commits stuck while a
+    record put() received holds an array with a null in it; or None."""
+    stuck = _stuck_commits(result)
+    if not stuck or not _aiven_parquet_without_new_lists(dict(result.scenario.connector)):
+        return None
+    import json as _json
+
+    holding = []
+    for p in result.observation.produced:
+        try:
+            value = _json.loads(p.value) if p.value is not None else None
+        except ValueError:
+            continue
+        payload = value.get("payload") if isinstance(value, dict) and "payload" in value else value
+        if _null_inside_an_array(payload):
+            holding.append(f"{p.topic}-{p.partition}@{p.offset}")
+    if not holding:
+        return None
+    return ("commit-progress: " + "; ".join(f"{w.offsets[0]} committed to {w.observed} of {w.expected}" for w in stuck)
+            + f", records with a null inside an array at {', '.join(holding[:3])}")
+
+
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         id="confluent-scheduled-rotation-npe",
@@ -452,6 +490,33 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         why="no upstream issue found (one search of the connector's issues); S3OutputStream uploads without a "
             "conditional write and the resumed WorkerSinkTask commits on its timer before its next poll() "
             "learns that the partitions are gone, so flush() runs in the zombie",
+    ),
+    KnownBug(
+        id="aiven-parquet-null-in-array-never-flushes",
+        sink="aiven",
+        title="Parquet output of a record with a null inside an array fails every flush: nothing is committed again",
+        cite=None,
+        also=("confluentinc/kafka-connect-storage-cloud#339",),
+        affected=((None, None),),  # measured on 3.4.2
+        fixed_in=(),
+        needs=_aiven_parquet_without_new_lists,
+        needs_text="format.output.type=parquet and values with an array of optional items (a null inside one), "
+                   "connect.parquet.avro.write-old-list-structure not set to false",
+        symptom="every flush throws NullPointerException \"Array contains a null element at N. Set "
+                "parquet.avro.write-old-list-structure=false\" (the worker logs it and rewinds; the task stays "
+                "RUNNING): no offset is committed again on any partition of the task, and an object of 4 bytes "
+                "(Parquet's magic number, the file begun before the failure) stands under the data name",
+        workaround="connect.parquet.avro.write-old-list-structure=false (ParquetConfig hands the connect.parquet.* "
+                   "properties to parquet-avro's Configuration)",
+        scenarios=("aiven-parquet-null-in-array",),
+        shown_by=_flush_stuck_on_a_null_in_an_array,
+        why="no upstream issue found (one search of the connector's issues); in 3.4.2 (97e9e17c) "
+            "ParquetOutputWriter.writeRecords builds its AvroParquetWriter without "
+            "AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE=false (ParquetOutputWriter.java:62-68), so parquet-avro's "
+            "two-level list writer takes an array of optional items and throws on a null element, the fix "
+            "Confluent's connector made for the same trace (kafka-connect-storage-cloud#339, PR #485: "
+            "schemaHasArrayOfOptionalItems); ParquetConfig.parquetConfiguration passes connect.parquet.* on, "
+            "which is the workaround (measured: the same scenario passes with it)",
     ),
     KnownBug(
         id="lenses-json-null-value-npe",

@@ -151,6 +151,100 @@ def trailing_tombstones_skipped() -> Scenario:
                     notes="Lenses: skipped tombstones at a partition's end are never committed")
 
 
+# Values with a schema (AvroConverter, JsonConverter with schemas) stored as AVRO or PARQUET: since
+# 11.5.0 (commit 5110b8130) both writers build each record with
+# ToAvroDataConverter.convertToGenericRecordWithSchema against the Avro schema AvroData gives the
+# file, instead of AvroData.fromConnectData, and its conversion misses some of what AvroData
+# makes of a Connect schema (known bugs lenses-avro-*); the Parquet writer leaves parquet-avro's
+# two-level lists on (lenses-parquet-null-in-array-kills-task). One record a file: the first
+# record, which the bug does not touch, is written and committed (the sink quiet) before the second
+# is produced and kills the task.
+AVRO_CONVERTER = {"value.converter": "io.confluent.connect.avro.AvroConverter",
+                  "value.converter.schema.registry.url": "http://schema-registry:8081"}
+JSON_WITH_SCHEMAS = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                     "value.converter.schemas.enable": "true"}
+
+
+def _stored_as(store_as: str, values: dict[str, str]) -> dict[str, str]:
+    cfg = {**_lenses(1), "connect.s3.kcql": lenses_kcql("sinkcheck", "out", "events", store_as,
+                                                        {"flush.count": "1", "flush.interval": "3"})}
+    cfg.pop("value.converter.schemas.enable")
+    return {**cfg, **values}
+
+
+FIRST_COMMITTED = [FaultStep(1, "quiet", {"seconds": 60})]
+
+
+def _two(schema: dict, first: dict, second: dict) -> list[dict]:
+    return [{"topic": "events", "partition": 0, "timestamp": PUBLIC_T + i * 1000, "key": f"k{i}",
+             "value": {"schema": schema, "payload": payload}, "headers": []}
+            for i, payload in enumerate((first, second))]
+
+
+def avro_fixed_field() -> Scenario:
+    """An Avro `fixed` (AvroConverter: Connect bytes with connect.fixed.size, which AvroData turns
+    back into the fixed) under STOREAS `AVRO`: ToAvroDataConverter.convertBySchemaType has no case
+    for FIXED and hands the ByteBuffer on, which Avro's writer casts to GenericFixed. The first
+    payment carries no digest (null) and is written; the second's digest kills the task (known
+    bug lenses-avro-fixed-not-converted)."""
+    md5 = {"type": "fixed", "name": "Md5", "size": 4}
+    schema = {"type": "record", "name": "Payment", "namespace": "com.acme.payments", "fields": [
+        {"name": "seq", "type": "long"},
+        {"name": "digest", "type": ["null", {"type": "record", "name": "Digest", "fields": [
+            {"name": "md5", "type": md5}]}], "default": None}]}
+    recs = _two(schema, {"seq": 0, "digest": None},
+                {"seq": 1, "digest": {"md5": base64.b64encode(bytes([1, 255, 7, 0])).decode()}})
+    return Scenario("lenses-avro-fixed-field", _stored_as("AVRO", AVRO_CONVERTER), {"events": 1}, recs,
+                    faults=FIRST_COMMITTED,
+                    notes="Lenses: an Avro fixed under STOREAS AVRO")
+
+
+def avro_optional_date() -> Scenario:
+    """An optional Avro date (AvroConverter: an optional Connect Date) under STOREAS `AVRO`:
+    ToAvroDataConverter turns the Date into days as a Long (ChronoUnit.DAYS.between), which the
+    union ["null", int] does not take (an Avro int is an Integer). The first order has no ship day
+    (null) and is written; the second's kills the task (known bug lenses-avro-optional-date)."""
+    schema = {"type": "record", "name": "Order", "namespace": "com.acme.orders", "fields": [
+        {"name": "seq", "type": "long"},
+        {"name": "ship_day", "type": ["null", {"type": "int", "logicalType": "date"}], "default": None}]}
+    recs = _two(schema, {"seq": 0, "ship_day": None}, {"seq": 1, "ship_day": 19_754})
+    return Scenario("lenses-avro-optional-date", _stored_as("AVRO", AVRO_CONVERTER), {"events": 1}, recs,
+                    faults=FIRST_COMMITTED,
+                    notes="Lenses: an optional date under STOREAS AVRO")
+
+
+def avro_optional_int_key_map() -> Scenario:
+    """An optional map with int32 keys (JsonConverter with schemas) under STOREAS `AVRO`: AvroData
+    gives it the Avro schema ["null", array of MapEntry records], and ToAvroDataConverter's ARRAY
+    case takes only a java.util.List, so the Connect map reaches the writer as a Map, which the
+    union does not take. The first record's map is null and is written; the second's kills the
+    task (known bug lenses-avro-map-with-non-string-keys)."""
+    schema = {"type": "struct", "name": "com.acme.Reading", "optional": False, "fields": [
+        {"field": "seq", "type": "int64", "optional": False},
+        {"field": "codes", "type": "map", "keys": {"type": "int32", "optional": False},
+         "values": {"type": "double", "optional": False}, "optional": True}]}
+    recs = _two(schema, {"seq": 0, "codes": None}, {"seq": 1, "codes": [[7, 0.5], [-3, 1.5]]})
+    return Scenario("lenses-avro-optional-int-key-map", _stored_as("AVRO", JSON_WITH_SCHEMAS), {"events": 1}, recs,
+                    faults=FIRST_COMMITTED,
+                    notes="Lenses: an optional map with int keys under STOREAS AVRO")
+
+
+def parquet_null_in_array() -> Scenario:
+    """An array of optional int32s (JsonConverter with schemas) holding a null, under STOREAS
+    `PARQUET`: ParquetFormatWriter builds its AvroParquetWriter without a Configuration, so
+    parquet.avro.write-old-list-structure keeps its default (true) and parquet-avro's two-level
+    list writer throws on the null (the fix Confluent's connector made,
+    kafka-connect-storage-cloud#339, PR #485). The first record's array has no null and is
+    written; the second kills the task (known bug lenses-parquet-null-in-array-kills-task)."""
+    schema = {"type": "struct", "name": "com.acme.Reading", "optional": False, "fields": [
+        {"field": "seq", "type": "int64", "optional": False},
+        {"field": "samples", "type": "array", "items": {"type": "int32", "optional": True}, "optional": False}]}
+    recs = _two(schema, {"seq": 0, "samples": [1, 2]}, {"seq": 1, "samples": [1, None]})
+    return Scenario("lenses-parquet-null-in-array", _stored_as("PARQUET", JSON_WITH_SCHEMAS), {"events": 1}, recs,
+                    faults=FIRST_COMMITTED,
+                    notes="Lenses: an array of optional items holding a null under STOREAS PARQUET")
+
+
 def lost_offset_commit() -> Scenario:
     """The Connect group's last offset commit is lost: the task reads committed records again,
     and the indexes must keep them from landing twice."""
@@ -168,4 +262,5 @@ def zombie() -> Scenario:
 
 LENSES_OWN: dict[str, Callable[[], Scenario]] = {s().name: s for s in (
     e2e_1000, kill_between_data_and_index, errors_on_index, errors_on_index_as_many_as_retries,
-    lost_answer_to_an_upload, tombstone_as_bytes, trailing_tombstones_skipped, lost_offset_commit, zombie)}
+    lost_answer_to_an_upload, tombstone_as_bytes, trailing_tombstones_skipped, lost_offset_commit, zombie,
+    avro_fixed_field, avro_optional_date, avro_optional_int_key_map, parquet_null_in_array)}
