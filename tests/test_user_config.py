@@ -214,3 +214,46 @@ def test_a_tombstone_filter_is_honoured_where_no_file_model_applies_and_refused_
     assert "transforms=dropTombstones" in refusal(negated, s3_sink=False)
     other = {**iceberg, "predicates.isTombstone.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches"}
     assert refusal(other, s3_sink=False) is not None
+
+
+# --- a named scenario kept to its point under the user's config (conformance.playing.adapt) ----------
+def test_R12_1_tombstones_the_users_config_stops_at_are_left_out_faults_keeping_their_place():
+    """tombstones-amid-interval-rotation writes its tombstones (behavior.on.null.values=write);
+    under a config that fails on them (the default) the task would stop at the first, so the
+    rotation it is about would go untested: they are left out, and the notes say so."""
+    sc = ALL_NAMED["tombstones-amid-interval-rotation"]()
+    nulls = sum(1 for r in sc.records if r["value"] is None)
+    assert nulls == 3
+    users = _config("avro-registry-scheduled")
+    got = prepare(sc, connector=users, version=None, seed=None)
+    assert all(r["value"] is not None for r in got.records)
+    assert len(got.records) >= len(sc.records) - nulls
+    assert "3 tombstone(s) left out (behavior.on.null.values=fail" in got.notes
+    # a config that writes them keeps every one
+    kept = prepare(sc, connector={**sc.connector, "topics": "events"}, version=None, seed=None)
+    assert sum(1 for r in kept.records if r["value"] is None) == nulls
+
+
+def test_R12_1_a_scenario_about_the_refusal_keeps_its_tombstones():
+    # null-value-stops-the-task's own config fails on its tombstone: that is its point
+    sc = ALL_NAMED["null-value-stops-the-task"]()
+    got = prepare(sc, connector={**sc.connector, "flush.size": "1"}, version=None, seed=None)
+    assert sum(1 for r in got.records if r["value"] is None) == 1 and "left out" not in got.notes
+
+
+def test_R7_1_a_fault_on_a_part_no_file_reaches_goes_on_part_one_with_its_wait():
+    """multipart-crash-in-part-four hangs part 4 of a 4-part upload (flush.size 90 of 200 KiB,
+    5 MiB parts); under flush.size 1 every file is one part, so the rule (and the wait-fired and
+    release naming it) move to part 1, which every upload has (R7.1)."""
+    sc = ALL_NAMED["multipart-crash-in-part-four"]()
+    got = prepare(sc, connector=_config("avro-registry-scheduled"), version=None, seed=None)
+    s3 = [f for f in got.faults if f.kind == "s3"]
+    assert [f.params["part_number"] for f in s3] == [1]
+    name = s3[0].params["name"]
+    assert name == "part 1 of the 4th file"
+    assert [f.params["rule"] for f in got.faults if f.kind == "wait-fired"] == [name]
+    assert [f.after for f in got.faults] == [f.after for f in sc.faults]
+    assert "fault on part 4 goes on part 1 (flush.size=1, s3.part.size=26214400" in got.notes
+    # the scenario's own sizes make four parts: nothing moves
+    same = prepare(sc, connector={**sc.connector}, version=None, seed=None)
+    assert same.faults == sc.faults

@@ -259,20 +259,22 @@ def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | N
             fit: bool = True) -> Any:
     """The scenario as this run plays it: under the user's connector config (its records
     re-expressed for that config's converters, put on its topics with the fields it reads:
-    conformance.playing.user_config.fit, unless not `fit`: a gate's side plays its baseline's records),
+    conformance.playing.user_config.fit, and kept to its point: conformance.playing.adapt; unless not
+    `fit`: a gate's side plays its baseline's records),
     at the run's connector version and seed."""
     from conformance.inputs import wire
-    from conformance.playing import user_config
+    from conformance.playing import adapt, user_config
 
     changes: dict[str, Any] = {}
     if connector is not None:
         try:
             records = wire.reexpress(scenario.records, scenario.connector, connector)
             fitted = dataclasses.replace(scenario, connector=dict(connector), records=records)
-            fitted = user_config.fit(fitted, connector) if fit else fitted
+            fitted = adapt.adapted(scenario, user_config.fit(fitted, connector)) if fit else fitted
         except (wire.NotRealizable, ValueError) as e:
             raise InputError(f"{scenario.name} under the given connector config: {e}") from None
-        changes.update(connector=fitted.connector, records=fitted.records, topics=fitted.topics, notes=fitted.notes)
+        changes.update(connector=fitted.connector, records=fitted.records, topics=fitted.topics, notes=fitted.notes,
+                       faults=fitted.faults)
     if version is not None and scenario.connector_version is None:
         changes["connector_version"] = version
     if seed is not None and scenario.seed is None:

@@ -1,0 +1,101 @@
+"""A named scenario fitted to a user's connector config keeps its point where the config allows:
+each scenario was written for a config of its own, and under the user's two of its parts can
+test nothing.
+
+- A tombstone the user's config answers by stopping the task (R12.1: behavior.on.null.values=
+  fail, its default) where the scenario's own config wrote or skipped it: the records after it
+  are never read, so a scenario about rotation amid tombstones tests one record. The tombstones
+  are left out (the faults keep their place among the records that remain); a scenario whose own
+  config already stopped at one is about that refusal and keeps them.
+- An S3 fault on part k of a multipart upload, where no file of the user's config can have k
+  parts (flush.size records of the scenario's largest size within k-1 parts of s3.part.size):
+  the rule never fires and the run is unknown. The fault goes on part 1, which every upload has
+  (the connector writes each file as a multipart upload, R7.1).
+
+Both changes are written into the scenario's notes, which the report shows.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Sequence
+
+from conformance.inputs.connector_config import sink_config
+from conformance.inputs.scenario import FaultStep, Scenario
+from reference_impl.config import ConfigError, SinkConfig
+from reference_impl.versions import VersionError
+from reference_impl.engine.model import null_action
+
+# what a file holds besides its records, at most (a Parquet footer with its Avro schema, an Avro
+# header): bytes
+FILE_OVERHEAD = 64 * 1024
+
+
+def adapted(original: Scenario, fitted: Scenario) -> Scenario:
+    """`fitted` (the `original` scenario under the user's config) with the tombstones the config
+    kills the task at left out and its part-k faults on part 1 where no file has k parts."""
+    try:
+        own = sink_config(original.connector, original.connector_version)
+        users = sink_config(fitted.connector, fitted.connector_version)
+    except (ConfigError, VersionError):
+        return fitted  # the connector's validator (or the target's translation) says what is wrong
+    return _on_existing_parts(_without_fatal_tombstones(fitted, own, users), users)
+
+
+def _kills(cfg: SinkConfig, record: dict[str, Any]) -> bool:
+    act = null_action(cfg, _Tombstone(record.get("value")))  # type: ignore[arg-type]
+    return act is not None and act[0] == "kill"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Tombstone:
+    """What null_action reads of a record: its value (None for a tombstone, whatever the converter)."""
+    value: Any
+
+
+def _without_fatal_tombstones(sc: Scenario, own: SinkConfig, users: SinkConfig) -> Scenario:
+    dropped = [i for i, r in enumerate(sc.records) if _kills(users, r) and not _kills(own, r)]
+    if not dropped or len(dropped) == len(sc.records) or any(_kills(own, r) for r in sc.records):
+        return sc
+    gone = set(dropped)
+    records = [r for i, r in enumerate(sc.records) if i not in gone]
+    faults = [dataclasses.replace(f, after=f.after - sum(1 for i in dropped if i < f.after)) for f in sc.faults]
+    line = (f"under the given connector config: its {len(dropped)} tombstone(s) left out "
+            f"(behavior.on.null.values={users.behavior_on_null_values}: the task would stop at the first, R12.1)")
+    return dataclasses.replace(sc, records=records, faults=faults, notes=f"{sc.notes}\n{line}".strip())
+
+
+def _largest_record(records: Sequence[dict[str, Any]]) -> int:
+    def size(v: Any) -> int:
+        return len(v) if isinstance(v, (str, bytes)) else len(json.dumps(v, default=str))
+    return max((size(r.get("value")) + size(r.get("key")) for r in records), default=0)
+
+
+def most_parts(cfg: SinkConfig, records: Sequence[dict[str, Any]]) -> int:
+    """The most parts a file of `cfg` can have with these records: flush.size of the largest
+    (twice its JSON text: no format writes a value longer than that), plus a file's overhead."""
+    most_bytes = cfg.flush_size * 2 * _largest_record(records) + FILE_OVERHEAD
+    return max(1, -(-most_bytes // cfg.part_size))
+
+
+def _on_existing_parts(sc: Scenario, cfg: SinkConfig) -> Scenario:
+    parts = most_parts(cfg, sc.records)
+    renamed: dict[str, str] = {}
+    faults: list[FaultStep] = []
+    for f in sc.faults:
+        k = int(f.params.get("part_number") or 1) if f.kind == "s3" else 1
+        if k <= parts:
+            faults.append(f)
+            continue
+        params = {**f.params, "part_number": 1}
+        if "name" in params:
+            renamed[str(params["name"])] = params["name"] = str(params["name"]).replace(f"part {k}", "part 1")
+        faults.append(dataclasses.replace(f, params=params))
+        line = (f"under the given connector config: the S3 fault on part {k} goes on part 1 (flush.size="
+                f"{cfg.flush_size}, s3.part.size={cfg.part_size}: no file has more than {parts} part(s))")
+        sc = dataclasses.replace(sc, notes=f"{sc.notes}\n{line}".strip())
+    if not renamed and faults == sc.faults:
+        return sc
+    faults = [dataclasses.replace(f, params={**f.params, "rule": renamed[f.params["rule"]]})
+              if f.kind in ("wait-fired", "release") and f.params.get("rule") in renamed else f for f in faults]
+    return dataclasses.replace(sc, faults=faults)
