@@ -160,11 +160,37 @@ def _lenses_skips_nulls(cfg: dict[str, str]) -> bool:
 
 
 def _lenses_json_writes_nulls(cfg: dict[str, str]) -> bool:
+    return _lenses_stores(cfg, "JSON") and not _lenses_skips_nulls(cfg)
+
+
+_LENSES_STOREAS = re.compile(r"STOREAS\s+`?(\w+)`?", re.IGNORECASE)
+
+
+def _lenses_stores(cfg: dict[str, str], *stores: str) -> bool:
+    """Does the Lenses config store values as one of `stores` (JSON, AVRO, PARQUET, BYTES)? Its
+    KCQL's STOREAS (any statement), or a Confluent-shaped config's format.class as sinkcheck
+    translates it (adapters.connect.profiles.LENSES_FORMATS)."""
+    from adapters.connect.profiles import LENSES_FORMATS
+
     kcql = str(cfg.get("connect.s3.kcql", ""))
     if kcql:
-        return bool(re.search(r"STOREAS\s+`?JSON`?", kcql, re.IGNORECASE)) and not _lenses_skips_nulls(cfg)
-    json_store = str(cfg.get("format.class", "JsonFormat")).rsplit(".", 1)[-1] == "JsonFormat"
-    return json_store and not _lenses_skips_nulls(cfg)
+        return any(s.upper() in stores for s in _LENSES_STOREAS.findall(kcql))
+    return LENSES_FORMATS.get(str(cfg.get("format.class", "JsonFormat")).strip().rsplit(".", 1)[-1]) in stores
+
+
+def _lenses_avro_or_parquet(cfg: dict[str, str]) -> bool:
+    # both writers convert each record with ToAvroDataConverter.convertToGenericRecordWithSchema
+    return _lenses_stores(cfg, "AVRO", "PARQUET")
+
+
+def _lenses_avro(cfg: dict[str, str]) -> bool:
+    # parquet-avro writes the date's Long as an int32 (Number.intValue()): only Avro's union resolution refuses it
+    return _lenses_stores(cfg, "AVRO")
+
+
+def _lenses_parquet(cfg: dict[str, str]) -> bool:
+    # no KCQL property or connector property reaches the AvroParquetWriter's Configuration
+    return _lenses_stores(cfg, "PARQUET")
 
 
 def _lenses_bytes_writes_nulls(cfg: dict[str, str]) -> bool:
@@ -257,6 +283,13 @@ def _flush_stuck_on_a_null_in_an_array(result: Any) -> str | None:
         return None
     return ("commit-progress: " + "; ".join(f"{w.offsets[0]} committed to {w.observed} of {w.expected}" for w in stuck)
             + f", records with a null inside an array at {', '.join(holding[:3])}")
+
+
+# 5110b8130 ("fix: ArrayIndexOutOfBoundsException when writing records with different schema
+# versions", 2026-01-29) replaced AvroData.fromConnectData with ToAvroDataConverter's own
+# conversion in both writers; `git tag --contains 5110b8130`: 10.0.5 and 11.5.0 onwards (10.0.4,
+# 11.4.0 and earlier convert with AvroData); ToAvroDataConverter.scala is the same in 10.0.5 and 11.7.2
+_SINCE_OWN_AVRO_CONVERSION = (("10.0.5", "11.0.0"), ("11.5.0", None))
 
 
 KNOWN_BUGS: tuple[KnownBug, ...] = (
@@ -600,6 +633,140 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
             "(ZeroByteFileError), which PendingOperationsProcessors returns as a NonFatalCloudSinkError and "
             "CloudSinkTask.handleErrors throws as a ConnectException under the default THROW policy, on every "
             "redelivery alike (--profile ci generated-003: ByteArrayFormat with behavior.on.null.values=write)",
+    ),
+    KnownBug(
+        id="lenses-avro-fixed-not-converted",
+        sink="lenses",
+        title="An Avro fixed (AvroConverter) under STOREAS `AVRO` or `PARQUET` kills the task: the ByteBuffer is "
+              "written where a GenericFixed is expected",
+        cite=None,
+        also=(),
+        affected=_SINCE_OWN_AVRO_CONVERSION,  # measured on 11.7.2
+        fixed_in=(),
+        needs=_lenses_avro_or_parquet,
+        needs_text="STOREAS `AVRO` or `PARQUET` (Confluent's AvroFormat or ParquetFormat), with values holding an Avro "
+                   "fixed (AvroConverter: Connect bytes named after the fixed, with parameter connect.fixed.size)",
+        symptom="ClassCastException \"value java.nio.HeapByteBuffer[...] cannot be cast to expected type <Fixed> at "
+                "<Record>.<field>\" (\"class java.nio.HeapByteBuffer cannot be cast to class "
+                "org.apache.avro.generic.GenericFixed\" from parquet-avro's AvroWriteSupport under PARQUET; "
+                "UnresolvedUnionException \"Not in union [\"null\",{\"type\":\"fixed\",...}]: java.nio.HeapByteBuffer\" "
+                "for an optional fixed under AVRO) and the task FAILED at the first record with a fixed; nothing after "
+                "it is written",
+        workaround=None,
+        scenarios=("lenses-avro-fixed-field",),
+        # the cast of the value itself (a ByteBuffer from AvroConverter, a byte[] from JsonConverter), or the
+        # union that holds the fixed refusing it; not a map or struct that merely holds a ByteBuffer
+        signature=r"(?:java\.nio\.\w*ByteBuffer(?:\[[^\]\n]*\])?|\[B(?:@\w+)?)(?: \(a (?:java\.nio\.\w*ByteBuffer|\[B)\))? "
+                  r"cannot be cast to (?:class org\.apache\.avro\.generic\.GenericFixed|expected type)"
+                  r"|Not in union \[[^\n]*\"type\":\"fixed\"[^\n]*\]: (?:java\.nio\.\w*ByteBuffer|\[B)",
+        why="no upstream issue found (lensesio/stream-reactor's issues searched for the ClassCastException, fixed "
+            "and GenericFixed; #204 is the 2017 HBase sink's bytes); in 11.7.2 (c7218e6e) both writers build the file's "
+            "Avro schema with AvroData.fromConnectSchema (ToAvroDataConverter.scala:68; AvroFormatWriter.scala:96, "
+            "ParquetFormatWriter.scala:93), which makes Connect bytes carrying connect.fixed.size a `fixed` again "
+            "(AvroData.java:867-876 in avro-data 8.1.0; AvroConverter always sets the parameter and the name, "
+            "AvroData.java:1802-1804, 2071-2075, connect.meta.data=false included: measured), and then convert each "
+            "record with ToAvroDataConverter.convertToGenericRecordWithSchema (AvroFormatWriter.scala:106, "
+            "ParquetFormatWriter.scala:81), whose convertBySchemaType has no FIXED case and hands the ByteBuffer on "
+            "unchanged (ToAvroDataConverter.scala:177-227, `case _ => value` at 226), where AvroData.fromConnectData "
+            "wrapped it in GenericData.Fixed (AvroData.java:493-516). The writers used AvroData.fromConnectData "
+            "until commit 5110b8130 (first in 10.0.5 and 11.5.0). No connector, KCQL or converter property avoids it",
+    ),
+    KnownBug(
+        id="lenses-avro-optional-date",
+        sink="lenses",
+        title="An optional Date under STOREAS `AVRO` kills the task: its days are converted to a Long, which the union "
+              "[\"null\", int] does not take",
+        cite=None,
+        also=(),
+        affected=_SINCE_OWN_AVRO_CONVERSION,  # measured on 11.7.2
+        fixed_in=(),
+        needs=_lenses_avro,
+        needs_text="STOREAS `AVRO` (Confluent's AvroFormat), with values holding an optional Connect Date that is not "
+                   "null (AvroConverter: [\"null\", {\"type\": \"int\", \"logicalType\": \"date\"}]; JsonConverter: an "
+                   "optional org.apache.kafka.connect.data.Date)",
+        symptom="UnresolvedUnionException \"Not in union [\"null\",{\"type\":\"int\",...,\"logicalType\":\"date\"}]: "
+                "19754 (field=ship_day)\" from Avro's DataFileWriter.append and the task FAILED at the first record whose "
+                "optional date is set; nothing after it is written (a required date, and the same field under "
+                "STOREAS `PARQUET`, are written: measured)",
+        workaround=None,
+        scenarios=("lenses-avro-optional-date",),
+        signature=r"Not in union \[[^\]\n]*\"logicalType\":\"date\"[^\]\n]*\]: -?\d+",
+        why="no upstream issue found (lensesio/stream-reactor's issues searched for UnresolvedUnionException and "
+            "optional dates; #429 is the 2018 'support null values in avro unions'); in 11.7.2 (c7218e6e) "
+            "ToAvroDataConverter.convertFieldValue resolves the union to its non-null branch (ToAvroDataConverter.scala:"
+            "200-213) and converts the Date with convertDateToDaysFromEpoch (137-141), which returns "
+            "ChronoUnit.DAYS.between's Long (284-285), where AvroData.fromConnectData gave Date.fromLogical's int "
+            "(AvroData.java:293-300); Avro's GenericData.resolveUnion takes only an Integer for the int branch. A "
+            "required date is written (GenericDatumWriter writes an int as ((Number) datum).intValue()), as is an "
+            "optional one under PARQUET (AvroWriteSupport writes the union's non-null type the same way). Came with "
+            "commit 5110b8130 (first in 10.0.5 and 11.5.0). No connector, KCQL or converter property avoids it. "
+            "(Read, not measured: convertDateToDaysFromEpoch counts days in the worker's ZoneId.systemDefault(), so "
+            "a worker west of UTC writes every Date one day early)",
+    ),
+    KnownBug(
+        id="lenses-avro-map-with-non-string-keys",
+        sink="lenses",
+        title="A map with non-string keys under STOREAS `AVRO` or `PARQUET` kills the task: the Connect map is written "
+              "where AvroData's array of MapEntry records is expected",
+        cite=None,
+        also=(),
+        affected=_SINCE_OWN_AVRO_CONVERSION,  # measured on 11.7.2
+        fixed_in=(),
+        needs=_lenses_avro_or_parquet,
+        needs_text="STOREAS `AVRO` or `PARQUET` (Confluent's AvroFormat or ParquetFormat), with values holding a Connect "
+                   "map whose keys are not strings (JsonConverter with schemas: \"keys\" int32 and the like; "
+                   "AvroConverter: an array of io.confluent.connect.avro.MapEntry records)",
+        symptom="under AVRO, UnresolvedUnionException \"Not in union [\"null\",{\"type\":\"array\",\"items\":{\"type\":"
+                "\"record\",\"name\":\"MapEntry\",...}}]: {-3=1.5, 7=0.5} (field=codes)\" for an optional map, "
+                "ClassCastException \"value {} (a java.util.HashMap) cannot be cast to expected type List<MapEntry>\" "
+                "for a required one (even empty); under PARQUET, IllegalArgumentException \"Cannot write unless "
+                "collection or array: java.util.HashMap\": the task FAILED at the first such map; nothing after it is "
+                "written",
+        workaround=None,
+        scenarios=("lenses-avro-optional-int-key-map",),
+        signature=r"Cannot write unless collection or array: java\.util\.\w*Map"
+                  r"|\(a java\.util\.\w*Map\) cannot be cast to expected type List<"
+                  r"|Not in union \[[^\n]*\"type\":\"array\"[^\n]*\]: \{(?:\}|[^\"\n]*?=)",
+        why="no upstream issue found (lensesio/stream-reactor's issues searched for maps with non-string keys and "
+            "MapEntry); Avro maps have string keys only, so AvroData.fromConnectSchema gives a Connect map with other "
+            "keys the schema of an array of MapEntry {key, value} records (AvroData.java:897-937 in avro-data 8.1.0) and "
+            "AvroData.fromConnectData fills it with one record per entry (550-593); in 11.7.2 (c7218e6e) "
+            "ToAvroDataConverter.convertBySchemaType's ARRAY case converts only a java.util.List and hands anything else "
+            "on unchanged (ToAvroDataConverter.scala:184-190), so the Connect map reaches Avro's writer, or "
+            "parquet-avro's, where an array is expected (the MAP case, 191-199, is only for the string-keyed maps "
+            "AvroData leaves maps). Came with commit 5110b8130 (first in 10.0.5 and 11.5.0). No connector, KCQL or "
+            "converter property avoids it (AvroConverter's allow.optional.map.keys is about optional string keys)",
+    ),
+    KnownBug(
+        id="lenses-parquet-null-in-array-kills-task",
+        sink="lenses",
+        title="A null inside an array of optional items under STOREAS `PARQUET` kills the task: parquet-avro's "
+              "two-level lists are left on",
+        cite=None,
+        also=("confluentinc/kafka-connect-storage-cloud#339", "confluentinc/kafka-connect-storage-cloud#485"),
+        affected=((None, None),),  # measured on 11.7.2; ParquetFormatWriter never sets a Configuration
+        fixed_in=(),
+        needs=_lenses_parquet,
+        needs_text="STOREAS `PARQUET` (Confluent's ParquetFormat), with values holding an array of optional items with a "
+                   "null among them",
+        symptom="NullPointerException \"Array contains a null element at 1. Set parquet.avro.write-old-list-structure="
+                "false to turn on support for arrays with null elements.\" from parquet-avro's "
+                "TwoLevelListWriter.writeCollection and the task FAILED at the first record with such a null; nothing "
+                "after it is written",
+        workaround="no connector or KCQL property reaches parquet-avro: put a jar holding a core-site.xml that sets "
+                   "parquet.avro.write-old-list-structure=false into the connector's plugin directory (every Parquet "
+                   "list is then written in the three-level list/element layout)",
+        scenarios=("lenses-parquet-null-in-array",),
+        signature=r"Array contains a null element at \d+",
+        why="no upstream issue found for Lenses (lensesio/stream-reactor's issues searched for this message and "
+            "write-old-list-structure); in 11.7.2 (c7218e6e) ParquetFormatWriter.init builds its AvroParquetWriter "
+            "with no withConf or config (ParquetFormatWriter.scala:99-105), so ParquetWriter.Builder.build makes a "
+            "HadoopParquetConfiguration() (new Configuration(true): Hadoop's default resources) and AvroWriteSupport "
+            "keeps parquet.avro.write-old-list-structure at its default, true: the two-level list writer refuses a null "
+            "element. Confluent's connector fixed the same trace by setting it to false for schemas with an array of "
+            "optional items (kafka-connect-storage-cloud#339, PR #485). The default resources are read through the "
+            "task's context class loader, the plugin's, so a core-site.xml in a jar of the plugin directory sets it "
+            "(measured: lenses-parquet-null-in-array passes with it, the null written in a three-level list)",
     ),
     KnownBug(
         id="lenses-http-max-retries-are-attempts",

@@ -3,7 +3,8 @@
 with `.indexes/` lock objects: 1000 records across 3 partitions, a SIGKILL between a data object
 and its index write, S3 errors on the index objects, a lost offset commit, a zombie task; and
 its bugs: a retried upload's 412, a tombstone under BYTES, tombstones skipped at a partition's
-end never committed. Their configs are Lenses' own (KCQL; sinkcheck fills in the endpoint, the
+end never committed, and values with a schema its AVRO and PARQUET writers cannot write (an Avro
+fixed, an optional date, a map with int keys, a null inside an array). Their configs are Lenses' own (KCQL; sinkcheck fills in the endpoint, the
 credentials, the run's bucket and topic), played on the Lenses target only
 (conformance.catalog.named.CONNECTOR_OWN).
 
