@@ -72,6 +72,13 @@ def named_results(stack, tmp_path_factory):
                                           spare=spare.spare)))
 
 
+def test_a_stack_with_registry_converters_starts_its_registry_with_it(stack):
+    """Started with the stack, in the thread that starts it: a run's thread that started it on
+    first use took it down when it ended (--pdeathsig), and a later run found no registry."""
+    assert _registry_converters() and stack.registry is not None
+    assert stack.registry.proc is not None and stack.registry.proc.alive()
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_named_scenario_on_confluent_12_1_9(name, named_results):
     result = named_results[name]

@@ -217,7 +217,7 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
     runs of a session (each run brings its own connector, topics and bucket). With
     `registry_converters`, the Schema Registry converter plugins too (adapters.connect.converters:
     for runs whose converters read a registry's wire format; scanning them adds 4 to 8 s to each
-    start of its workers)."""
+    start of its workers) and the stack's Schema Registry."""
     from adapters.connect import converters, plugins
     from adapters.connect.profiles import PROFILES
     from adapters.connect.target import plugins_dir
@@ -234,8 +234,13 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
 
             raise PluginUnavailable(f"the {profile} connector plugin is not available: {'; '.join(missing.values())}")
     conv = converters.converter_plugins() if registry_converters else []
-    return KafkaStack(run_dir, plugin_paths=[pdir, *conv],
-                      worker_props=PROFILES[profile].worker_props(worker_converters(spec))).start()
+    stack = KafkaStack(run_dir, plugin_paths=[pdir, *conv],
+                       worker_props=PROFILES[profile].worker_props(worker_converters(spec))).start()
+    if registry_converters:
+        # started here, not on a run's first use: a child process dies with the thread that started it
+        # (--pdeathsig), and the runs on a warm stack go in threads that end before the stack does
+        stack.schema_registry()
+    return stack
 
 
 def start_broker_stack(run_dir: Path) -> Any:
