@@ -257,3 +257,14 @@ def test_R7_1_a_fault_on_a_part_no_file_reaches_goes_on_part_one_with_its_wait()
     # the scenario's own sizes make four parts: nothing moves
     same = prepare(sc, connector={**sc.connector}, version=None, seed=None)
     assert same.faults == sc.faults
+
+
+def test_the_report_says_which_registry_a_users_registry_url_was_answered_by(tmp_path):
+    """An AvroConverter config's schema.registry.url is never contacted: the environment of
+    results.json (and the report's) names the registry that answered instead."""
+    code, results = _run(tmp_path, "avro-registry-scheduled", "pysink", "--examples", "0")
+    assert code == Exit.OK and results and all(r["status"] == "pass" for r in results)
+    env = json.loads((tmp_path / "avro-registry-scheduled" / "results.json").read_text())["environment"]
+    assert "in-memory Schema Registry" in env["schema registry"]
+    assert "schema.registry.url=https://schema-registry.internal.example:8081 is not contacted" in env["schema registry"]
+    assert "schema registry" in (tmp_path / "avro-registry-scheduled" / "report.html").read_text()

@@ -38,7 +38,7 @@ from typing import Any, Mapping, Sequence
 from adapters.processes import jars
 from adapters.s3.bucket import BucketReader, settled_samples
 from adapters.processes.jars import KAFKA_DESCRIPTION
-from adapters.connect.connector_config import (ConnectorConfigError, fill_config, parse_connector_config,
+from adapters.connect.connector_config import (ConnectorConfigError, fill_config, onto_registry, parse_connector_config,
     profile_for, redact)
 from adapters.connect.profiles import ConnectorProfile, S3Location
 from adapters.connect.faults import ConnectFaults
@@ -227,11 +227,13 @@ class KafkaConnectTarget(ConnectFaults, Target):
 
         server = stack.schema_registry()
         given = {k: v for k, v in cfg.items() if k.endswith("converter.schema.registry.url")}
+        dropped = sorted(k for k in cfg if k not in onto_registry(cfg, server.url)[0])
         self.schema_registry = RunRegistry(
             RegistryClient(server.url),
             f"Apicurio Registry {APICURIO_VERSION} at {server.url} (Confluent's REST API, compatibility "
             f"{server.compatibility} by default); the config's "
-            f"{', '.join(f'{k}={v}' for k, v in sorted(given.items()))} mapped onto it")
+            f"{', '.join(f'{k}={v}' for k, v in sorted(given.items()))} mapped onto it"
+            + (f", {', '.join(dropped)} dropped (sinkcheck's registry takes no credentials)" if dropped else ""))
         return server.url
 
     def updated_config(self, changes: Mapping[str, str]) -> dict[str, str]:

@@ -248,8 +248,13 @@ def _kept_partitions_never_committed(result: Any) -> str | None:
 
 
 def _aiven_parquet_without_new_lists(cfg: dict[str, str]) -> bool:
-    """Aiven's parquet output, parquet-avro's old list structure not turned off."""
-    return (cfg.get("format.output.type", "").strip().lower() == "parquet"
+    """Aiven's parquet output (its format.output.type, or a Confluent-shaped config's format.class
+    as sinkcheck translates it: adapters.connect.profiles.AIVEN_FORMATS), parquet-avro's old list
+    structure not turned off."""
+    from adapters.connect.profiles import AIVEN_FORMATS
+
+    fmt = cfg.get("format.output.type") or AIVEN_FORMATS.get(str(cfg.get("format.class", "")).strip().rsplit(".", 1)[-1], "")
+    return (fmt.strip().lower() == "parquet"
             and cfg.get("connect.parquet.avro.write-old-list-structure", "true").strip().lower() != "false")
 
 

@@ -390,6 +390,10 @@ def environment(targets: Sequence[str], connector_versions: set[str], results: S
     if connectors:
         env["connector"] = connectors
     env["model's connector version"] = ", ".join(sorted(connector_versions)) or "default (model 12.1.9)"
+    for said in ("schema registry", "registry converters"):  # where a run's converters read a registry
+        where = told(lambda i: (i.extra or {}).get(said) or None)
+        if where:
+            env[said] = where
     model_only = all(t.startswith("model") for t in targets)
     env["Kafka"] = told(lambda i: i.kafka_version) or (
         "none (the reference model is the target)" if model_only else "per target")
