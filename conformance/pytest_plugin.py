@@ -64,13 +64,19 @@ def sinkcheck_session(sinkcheck_plugin_path: list[str], sinkcheck_out: Path):
 
 
 @pytest.fixture(scope="session")
-def sinkcheck_stack(sinkcheck_target: str, sinkcheck_session):  # noqa: ANN001 - a conformance.playing.session.Session
+def sinkcheck_stack(sinkcheck_target: str, sinkcheck_session,  # noqa: ANN001 - a conformance.playing.session.Session
+                    sinkcheck_connector: dict[str, str] | None):
     """A warm stack for the target, shared by the session's runs (each brings its own connector,
-    topics and bucket): Kafka Connect targets and the Python sink over a broker; None for other
-    targets. A plugin that cannot be had is a usage error naming the ways to provide it."""
+    topics and bucket): Kafka Connect targets and the Python sink over a broker, with a Schema
+    Registry where the config or the suite's scenarios read one; None for other targets. A plugin
+    that cannot be had is a usage error naming the ways to provide it."""
     from adapters.connect.plugins import PluginUnavailable
+    from conformance.catalog.named import SUITE
     from conformance.inputs.targets import TargetSpecError
+    from conformance.playing.target_run import needs_registry_converters
 
+    if needs_registry_converters(sinkcheck_target, sinkcheck_connector, [f() for f in SUITE.values()], 1):
+        sinkcheck_session.registry_converters.add(sinkcheck_target)
     try:
         return sinkcheck_session.stack_for(sinkcheck_target)
     except (PluginUnavailable, TargetSpecError) as e:

@@ -76,7 +76,7 @@ def test_a_stack_with_registry_converters_starts_its_registry_with_it(stack):
     """Started with the stack, in the thread that starts it: a run's thread that started it on
     first use took it down when it ended (--pdeathsig), and a later run found no registry."""
     assert _registry_converters() and stack.registry is not None
-    assert stack.registry.proc is not None and stack.registry.proc.alive()
+    assert stack.registry.proc is not None and stack.registry.proc.alive
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -221,19 +221,11 @@ class KafkaConnectTarget(ConnectFaults, Target):
         producer registers the records' schemas there and the converters read them from it."""
         if not converters.needs_registry_converters(cfg):
             return None
-        from adapters.processes.jars import APICURIO_VERSION
-        from adapters.registry.client import RegistryClient
-        from adapters.registry.recording import RunRegistry
+        from adapters.registry.recording import stack_registry
 
         server = stack.schema_registry()
-        given = {k: v for k, v in cfg.items() if k.endswith("converter.schema.registry.url")}
-        dropped = sorted(k for k in cfg if k not in onto_registry(cfg, server.url)[0])
-        self.schema_registry = RunRegistry(
-            RegistryClient(server.url),
-            f"Apicurio Registry {APICURIO_VERSION} at {server.url} (Confluent's REST API, compatibility "
-            f"{server.compatibility} by default); the config's "
-            f"{', '.join(f'{k}={v}' for k, v in sorted(given.items()))} mapped onto it"
-            + (f", {', '.join(dropped)} dropped (sinkcheck's registry takes no credentials)" if dropped else ""))
+        dropped = [k for k in cfg if k not in onto_registry(cfg, server.url)[0]]
+        self.schema_registry = stack_registry(server, cfg, dropped)
         return server.url
 
     def updated_config(self, changes: Mapping[str, str]) -> dict[str, str]:

@@ -3,7 +3,7 @@ subjects it registered under are remembered, so the run's snapshot holds its own
 not a shared registry's others (a warm stack's registry serves every run on the stack)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from adapters.registry.snapshot import RegistrySnapshot
 
@@ -25,3 +25,19 @@ class RunRegistry:
 
     def __getattr__(self, name: str) -> Any:  # schema, lookup, latest, …: the registry's own
         return getattr(self.registry, name)
+
+
+def stack_registry(server: Any, config: Mapping[str, str], dropped: Sequence[str] = ()) -> RunRegistry:
+    """A run's view of a stack's Schema Registry (adapters.processes.registry.SchemaRegistryServer),
+    described for the report with the config's registry URLs it stands in for and the settings
+    that reach the user's registry (credentials, TLS, proxy) left out."""
+    from adapters.processes.jars import APICURIO_VERSION
+    from adapters.registry.client import RegistryClient
+
+    given = {k: v for k, v in config.items() if k.endswith("converter.schema.registry.url")}
+    return RunRegistry(
+        RegistryClient(server.url),
+        f"Apicurio Registry {APICURIO_VERSION} at {server.url} (Confluent's REST API, compatibility "
+        f"{server.compatibility} by default); the config's "
+        f"{', '.join(f'{k}={v}' for k, v in sorted(given.items()))} mapped onto it"
+        + (f", {', '.join(sorted(dropped))} dropped (sinkcheck's registry takes no credentials)" if dropped else ""))

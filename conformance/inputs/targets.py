@@ -243,16 +243,20 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
     return stack
 
 
-def start_broker_stack(run_dir: Path) -> Any:
+def start_broker_stack(run_dir: Path, registry: bool = False) -> Any:
     """A started KafkaStack without workers (a broker and an S3 server) for `pysink:broker`: a
     warm stack shared by a session's runs, each with its consumer group, topics emptied of an
     earlier run's records and bucket emptied. Its broker allows 1 s group sessions, as the one
-    a run starts for itself does, so a zombie is evicted as quickly."""
+    a run starts for itself does, so a zombie is evicted as quickly. With `registry`, its Schema
+    Registry too, started here for the reason start_connect_stack gives."""
     from adapters.processes.stack import KafkaStack
 
     stack = KafkaStack(run_dir, workers=0, with_s3=True)
     stack.broker.extra_props["group.min.session.timeout.ms"] = 1000
-    return stack.start()
+    stack.start()
+    if registry:
+        stack.schema_registry()
+    return stack
 
 
 def make_target(spec: str, run_dir: Path, s3_endpoint: str | None = None, plugin_path: list[str] | None = None,

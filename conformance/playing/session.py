@@ -116,8 +116,8 @@ class Session:
     notes: list[str] = field(default_factory=list)  # for the report
     _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
     _spares: dict[str, Any] = field(default_factory=dict)  # conformance.playing.runner.SpareStack by spec (spare_stacks)
-    # the Kafka Connect specs whose stacks load the Schema Registry converter plugins (set before the
-    # first stack_for: conformance.playing.target_run.run_target)
+    # the specs whose warm stacks start a Schema Registry (and, for Kafka Connect, load the registry
+    # converter plugins): set before the first stack_for (conformance.playing.target_run.run_target)
     registry_converters: set[str] = field(default_factory=set)
 
     def stack_for(self, spec: str, key: str | None = None) -> Any:
@@ -138,7 +138,7 @@ class Session:
             t = time.monotonic()
             if spec.startswith("pysink:broker"):
                 self.progress(f"[sinkcheck] starting a Kafka broker and an S3 server for {key}…")
-                self.stacks[key] = start_broker_stack(self.out / "stacks" / slug(key))
+                self.stacks[key] = start_broker_stack(self.out / "stacks" / slug(key), spec in self.registry_converters)
             else:
                 self.progress(f"[sinkcheck] starting a Kafka broker, an S3 server and a Connect worker for {key}…")
                 self.stacks[key] = start_connect_stack(spec, self.out / "stacks" / slug(key), self.plugin_path,

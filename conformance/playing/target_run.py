@@ -18,7 +18,7 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
     unless `picked` by name, those about the target's own connector), then generated ones."""
     runs = sess.out / "runs" / slug(spec)
     saved_ones = saved_failures(failures_dir, spec, [sc.name for sc in named] if picked else None, sess.warn)
-    if spec.startswith("kafka-connect:") and needs_registry_converters(
+    if spec.startswith(("kafka-connect:", "pysink:broker")) and needs_registry_converters(
             spec, connector, [s for _, s in saved_ones] + named + ([] if picked else own_named_scenarios(spec)),
             n_examples):
         sess.registry_converters.add(spec)  # before its warm stack starts

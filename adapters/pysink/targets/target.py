@@ -114,9 +114,6 @@ class PySinkTarget(Target):
         self.name, self._config = flat_config(connector_config)
         self.schema_registry = None
         self.settings = self._settings(self._config)
-        self.schema_registry = self._registry(self.settings.registry_url)
-        if self.schema_registry is not None:
-            self.settings.attach_registry(self.schema_registry)
         self.topics = dict(topics)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         try:
@@ -126,6 +123,9 @@ class PySinkTarget(Target):
                 self._own_stack = KafkaStack(self.run_dir / "kafka", workers=0, with_s3=self.s3_endpoint is None)
                 self._own_stack.broker.extra_props["group.min.session.timeout.ms"] = 1000
                 self.stack = self._own_stack.start()
+            self.schema_registry = self._registry(self.settings.registry_url)
+            if self.schema_registry is not None:
+                self.settings.attach_registry(self.schema_registry)
             endpoint = self.s3_endpoint
             if endpoint is None and self.stack is not None and self.stack.s3 is not None:
                 endpoint = self.stack.s3.endpoint
@@ -168,16 +168,17 @@ class PySinkTarget(Target):
 
     def _registry(self, url: str | None) -> Any:
         """The Schema Registry its converters read from: in process, one in memory of its own (the
-        producer registers its schemas there); over a broker, the one the config names."""
+        producer registers its schemas there); over a broker, the stack's real one, which the
+        config's URL stands for (a user's registry is never contacted)."""
         if url is None:
             return None
         if self.mode == "inprocess":
             from adapters.registry.memory import InMemoryRegistry
 
             return InMemoryRegistry()
-        from adapters.registry.client import RegistryClient
+        from adapters.registry.recording import stack_registry
 
-        return RegistryClient(url)
+        return stack_registry(self.stack.schema_registry(), self._config)
 
     def _empty_bucket(self) -> None:
         c, bucket = self._sample_s3, self.settings.bucket
@@ -259,7 +260,7 @@ class PySinkTarget(Target):
             return (f"sinkcheck's in-memory Schema Registry (Confluent's semantics: ids, subjects, versions, "
                     f"compatibility), held to the real one by tests/test_registry.py; the config's "
                     f"schema.registry.url={url} is not contacted")
-        return f"the registry at {url}"
+        return str(self.schema_registry.describe)
 
     # --- Kafka helpers (broker mode) ---------------------------------------------------------
     def _offsets(self):
