@@ -191,5 +191,24 @@ class VersionProfile:
         return self._at_least(10, 0, 24)
 
     @property
+    def schema_checks(self) -> "SchemaChecks":
+        """R14.3, R14.7: which of storage-common's compatibility checks and projectors the
+        release bundles (reference_impl.schema_evolution). Read from the parent version of each
+        storage-cloud tag's pom: storage-common 11.2.21 (#416) from 10.6.2 and 11.0.0; 11.2.31 and
+        12.0.6 (#463) from 10.6.12, 11.0.9, 12.0.2 and 12.1.0; 12.0.0 and 12.0.1 bundle 12.0.3
+        and 12.0.5, with #440 and without #463."""
+        from reference_impl.schema_evolution import SchemaChecks
+
+        line, patch = self.version[:2], self.version[2]
+        nested_from = {(10, 6): 12, (11, 0): 9, (12, 0): 2}
+        if line in nested_from and patch >= nested_from[line] or self._at_least(12, 1, 0):
+            return SchemaChecks.NESTED
+        if line == (12, 0):
+            return SchemaChecks.METADATA
+        if line == (11, 0) or line == (10, 6) and patch >= 2:
+            return SchemaChecks.ENUMS
+        return SchemaChecks.KAFKA
+
+    @property
     def schema_affix(self) -> bool:
         return self._at_least(10, 4, 0)

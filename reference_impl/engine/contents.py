@@ -16,6 +16,7 @@ from reference_impl.connect_data import SinkRecord
 from reference_impl.engine.expectation import ExpectedObject
 from reference_impl.formats import format_for, view_of
 from reference_impl.naming import format_options
+from reference_impl.schema_evolution import as_written
 
 
 def view_format_class(cfg: SinkConfig, view: str) -> str:
@@ -23,7 +24,11 @@ def view_format_class(cfg: SinkConfig, view: str) -> str:
 
 
 def encode_view(cfg: SinkConfig, records: Sequence[SinkRecord], view: str) -> bytes:
+    """The bytes of one file's `view` object holding `records` (in write order, from the file's
+    first record: R14.7 projects the rest onto its value schema)."""
     fmt = format_for(view_format_class(cfg, view))
+    if view == "value":
+        records = as_written(cfg.schema_compatibility, records, cfg.version.schema_checks)
     return fmt.encode([view_of(r, view) for r in records], format_options(cfg), view)
 
 

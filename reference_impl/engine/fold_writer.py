@@ -13,6 +13,7 @@ from reference_impl.formats import DataError as FormatDataError
 from reference_impl.formats import WriterFailure, format_for, view_of
 from reference_impl.naming import format_options, object_key
 from reference_impl.partitioning import Partitioner
+from reference_impl.schema_evolution import ProjectionError, incompatibility, project_record
 from reference_impl.timeutil import next_scheduled_rotation, zone
 from reference_impl.engine.fold_data import (CommittedFile, FoldResult, Put, RecordColumns, SchemaCodes,
     TaskDeath, WriteConflict)
@@ -31,6 +32,7 @@ class TopicPartitionWriter:
         self.topic, self.partition = topic, partition
         self.existing = existing  # keys already in the bucket (shared across writer generations)
         self.codes = schema_codes
+        self.checks = cfg.version.schema_checks
         # runs are only taken in one step where R14.2's equality is the whole schema rule
         self.fast = fast and cfg.schema_compatibility == "NONE"
         self.files: dict[str, list[np.ndarray]] = {}  # ep -> offset chunks, in open order
@@ -323,15 +325,28 @@ class TopicPartitionWriter:
             self.commit(reason)
             return False
         # 6. schema compatibility (R14)
-        if self.record_count > 0 and self._schema_changes(record, self.codes.schemas[self.schemas[ep]]):
+        remembered = self.codes.schemas[self.schemas[ep]]
+        try:
+            change = incompatibility(self.cfg.schema_compatibility, record.value_schema, remembered, self.checks)
+        except ProjectionError as e:
+            self.errant(record, DataError("R14.5", f"offset {record.offset}: {e}"))
+            return True
+        if change is not None and self.record_count > 0:
             self.schemas[ep] = schema
-            self.commit("R14 schema change")
+            self.commit(f"R14 schema change ({change})")
             return False
         # 7. max open files (R3.6)
         if self.max_open > 0 and ep not in self.files and len(self.files) >= self.max_open:
             self.commit("R3.6 partitioner.max.open.files")
             return False
-        # 8. write
+        # 8. write the record projected onto the file's schema (R14.7)
+        if (self.cfg.schema_compatibility != "NONE" and remembered is not None and record.value_schema is not None
+                and record.value_schema != remembered):
+            try:
+                record = project_record(record, remembered, self.checks)
+            except ProjectionError as e:
+                self.errant(record, DataError("R14.7", f"offset {record.offset}: {e}"))
+                return True
         try:
             self.check_writable(record, ep)
         except DataError as e:
@@ -345,23 +360,6 @@ class TopicPartitionWriter:
         if self.record_count >= self.flush_size:
             self.commit("R3.8 flush.size")
         return True
-
-    def _schema_changes(self, record: SinkRecord, remembered: Schema | None) -> bool:
-        mode = self.cfg.schema_compatibility
-        new = record.value_schema
-        if mode == "NONE":
-            return new != remembered  # R14.2: Schema.equals
-        # R14.3–R14.5: versions decide; a missing version cannot be projected
-        if new is None or remembered is None:
-            return new is not remembered
-        if remembered.version is None or new.version is None:
-            raise TaskDeath(TaskFailure(record.offset, "R14.5",
-                f"schema.compatibility={mode} needs schema versions; JSON-converter schemas have none",
-                self.topic, self.partition, self.put.index if self.put else None))
-        if mode == "FORWARD":
-            return new.version < remembered.version
-        structural = remembered.type != new.type or remembered.name != new.name
-        return structural or new.version > remembered.version
 
     def snapshot_open(self) -> list[OpenFile]:
         return [OpenFile(self.topic, self.partition, ep, tuple(np.concatenate(chunks).tolist()))
