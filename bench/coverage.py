@@ -51,6 +51,7 @@ def measure(profile: str, seed: int, target: str, out: Path) -> dict:
         return sum(1 for e in mine if e["expected_objects"] is not None), len(mine)
 
     return {
+        "evolving": evolving(profile, None if profile == "ci" else seed, target),
         "by_kind": {k: share(k) for k in WALL_KINDS},
         "profile": profile, "exit": code, "runs": len(runs), "wall_s": time.monotonic() - started,
         "exact": sum(1 for e in runs if e["expected_objects"] is not None) / n,
@@ -59,6 +60,20 @@ def measure(profile: str, seed: int, target: str, out: Path) -> dict:
         "faults": doc["fault_coverage"],
         "seed": doc["seed"],
     }
+
+
+def evolving(profile: str, seed: int | None, target: str) -> dict:
+    """(converter, schema.compatibility) -> generated streams that write more than one value
+    schema under it: the scenarios `run` draws for the profile (the same seed, the same list)."""
+    from conformance.generators.evolution import evolving_streams
+    from conformance.inputs.targets import target_kind
+    from conformance.playing.generated import generated_scenarios
+    from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
+
+    n, derandomize, max_records = PROFILES[profile]
+    if target.split(":")[0] == "pysink" and ":broker" not in target:
+        n = SIMULATED_EXAMPLES[profile]
+    return dict(evolving_streams(generated_scenarios(n, seed, derandomize, max_records, kinds=(target_kind(target),))))
 
 
 def main() -> None:
@@ -80,6 +95,11 @@ def main() -> None:
     print(f"{'rule':<24}" + "".join(f"{r['profile']:>12}" for r in rows))
     for k in WALL_KINDS:
         print(f"{k:<24}" + "".join(f"{'%d/%d' % r['by_kind'][k]:>12}" for r in rows))
+    print("\nstreams with evolving value schemas, by converter and schema.compatibility (R14):")
+    print(f"{'converter / mode':<24}" + "".join(f"{r['profile']:>12}" for r in rows))
+    for conv in ("json-schemas", "avro"):
+        for mode in ("NONE", "BACKWARD", "FORWARD", "FULL"):
+            print(f"{conv + ' ' + mode:<24}" + "".join(f"{r['evolving'].get((conv, mode), 0):>12}" for r in rows))
     print("\nfault kinds, fired / scheduled:")
     kinds = sorted({k for r in rows for k in r["faults"]})
     print(f"{'fault':<48}" + "".join(f"{r['profile']:>12}" for r in rows))

@@ -127,12 +127,14 @@ def incompatibility(mode: str, record: Schema | None, current: Schema | None,
     mode = compatibility_mode(mode)
     if record is None and current is None:
         return None
-    if record is current:
+    if record == current:
+        # the connector compares identity here, and its converters hand out one Schema object per
+        # distinct schema they read (JsonConverter's and AvroData's schema caches): equal is same
         return None
     if record is None or current is None:
         raise ProjectionError("Switch between schema-based and schema-less data is not supported")
     if mode == "NONE":
-        return None if record == current else Incompatibility("DIFFERENT_SCHEMA")
+        return Incompatibility("DIFFERENT_SCHEMA")
     if record.version is None or current.version is None:
         raise ProjectionError(f"Schema version required for {mode} compatibility")
     found = _structural(record, current, checks, "")

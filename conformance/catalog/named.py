@@ -9,6 +9,7 @@ from typing import Any, Callable
 from conformance.catalog.base import BASE, JSON, PUBLIC_T, _rec, _small
 from conformance.catalog.gate import tombstones_with_record_time_rotation
 from conformance.catalog.aiven import AIVEN_OWN
+from conformance.catalog.evolution import EVOLUTION_SCENARIOS
 from conformance.catalog.formats import FORMAT_SCENARIOS, SCHEMALESS_AVRO
 from conformance.catalog.registry import REGISTRY_SCENARIOS
 from conformance.catalog.iceberg import ICEBERG_OWN
@@ -537,7 +538,8 @@ CONNECTOR_OWN: dict[str, dict[str, Callable[[], Scenario]]] = {
     "camel": {"null-value-stops-the-task": null_value_stops_the_task, "null-value-tolerated": null_value_tolerated},
     "iceberg": ICEBERG_OWN,
     # the gate plays it between any two versions; a run plays it on Confluent's connector (R3.9's bug)
-    "confluent": {"tombstones-with-record-time-rotation": tombstones_with_record_time_rotation, **SCHEMALESS_AVRO},
+    "confluent": {"tombstones-with-record-time-rotation": tombstones_with_record_time_rotation, **SCHEMALESS_AVRO,
+                  **EVOLUTION_SCENARIOS},
     "pysink": SCHEMALESS_AVRO,
     "aiven": AIVEN_OWN,
     "lenses": LENSES_OWN,

@@ -75,7 +75,8 @@ def producer_type(schema: dict[str, Any], fallback: str, seen: set[str]) -> Any:
         seen.add(rec)
         return {"type": "record", "name": rec, "fields": [
             {"name": f["field"], "type": _field_type(f, _record_name(None, f["field"]), seen),
-             **({"default": None} if f.get("optional") else {})} for f in schema["fields"]]}
+             **({"default": None} if f.get("optional") else {"default": f["default"]} if "default" in f else {})}
+            for f in schema["fields"]]}
     raise ValueError(f"no Avro type for {t}")
 
 
@@ -89,7 +90,7 @@ def producer_schema(connect: dict[str, Any], extras: tuple[str, ...] = ()) -> di
     the Avro-only `extras` (AVRO_ONLY) after its fields."""
     seen: set[str] = set()
     rec = producer_type({**connect, "optional": False}, "Order", seen)
-    rec = {**rec, "namespace": NAMESPACE, "doc": "an order as the shop's producer writes it"}
+    rec = {**rec, "namespace": NAMESPACE, "doc": connect.get("doc") or "an order as the shop's producer writes it"}
     rec["fields"] = rec["fields"] + [{"name": n, **AVRO_ONLY[n]} for n in extras]
     return rec
 

@@ -197,7 +197,15 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
     cfg.update(draw(null_policies_and_siblings()))
     # the targets that write Avro run a Schema Registry too: their values come from AvroConverter now and then
     cfg.update(draw(converter_configs(cfg, kinds, registry="avro" in formats)))
+    # schema.compatibility is Confluent's (the sinks given its formats read it): where values carry
+    # a schema with versions, the producers move through versions of it under each mode (R14)
+    if formats == CONFLUENT_FORMATS and converter_kind(cfg) in ("json-schemas", "avro") and draw(st.integers(0, 4)) > 0:
+        cfg["schema.compatibility"] = draw(st.sampled_from(COMPATIBILITY_SPELLINGS))
     return cfg
+
+
+# the modes, and a spelling a pasted config has that the connector reads as NONE (R14.6)
+COMPATIBILITY_SPELLINGS = ("NONE", "BACKWARD", "FORWARD", "FULL", "BACKWARD", "FORWARD", "FULL", "backward")
 
 
 # converters by kind (conformance.inputs.scenario.converter_kind), as a connector config states them

@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.generators import values
+from conformance.generators.evolution import KEPT, schema_versions, version_picks
 from conformance.inputs.scenario import converter_kind, seq_value
 from conformance.generators.testable import first_written
 from conformance.inputs.wire import with_worker_converters
@@ -180,6 +181,15 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
 
         schema = {**schema, "x-avro-extras": draw(avro_only_extras())}
     n = draw(st.integers(1, max_records))
+    # under a schema.compatibility the producers move through versions of the schema (R14)
+    versions, picks = [schema], [0] * n
+    if "schema.compatibility" in cfg and converter in ("json-schemas", "avro"):
+        kept = KEPT + tuple(x.strip() for x in cfg.get("partition.field.name", "").split(",") if x.strip())
+        versions = draw(schema_versions(schema, converter == "avro", kept))
+        picks = draw(version_picks(n, len(versions)))
+        # a producer's values of one topic: its record schema's versions, no bare strings between
+        # them (they carry no version, which every mode but NONE needs: R14.5)
+        kinds = tuple(k for k in kinds if k == "struct") or kinds
     tps = [(t, p) for t, k in topics.items() for p in range(k)]
     # one stream in three lives around 1970: Java's division truncates toward zero there (R6.3)
     epoch = draw(st.integers(0, 2)) == 0
@@ -201,7 +211,7 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
         if with_nulls and draw(st.integers(0, 7)) == 0 and (seq < n - 1 or any(r["value"] is not None for r in out)):
             value = None
         else:
-            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, schema, table, zone))
+            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, versions[picks[seq]], table, zone))
         # a Kafka record timestamp is never negative (a value's time field can be): one before
         # 1970 keeps its time of day on 1970-01-01; and never 0, which librdkafka sends as "now"
         out.append({"topic": t, "partition": p, "timestamp": max(1, ts % 86_400_000 if ts < 0 else ts),
