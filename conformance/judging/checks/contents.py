@@ -9,8 +9,9 @@ from conformance.judging.claims import C1
 from conformance.judging.verdicts import UNKNOWN, Verdict, Witness
 from reference_impl.connect_data import SinkRecord
 from reference_impl.engine.contents import decode_view, encode_view, view_format_class
-from conformance.judging.checks.base import (RunData, _committed_past, _sibling, _sink_internal, _verdict,
+from conformance.judging.checks.base import (RunData, _at, _committed_past, _sibling, _sink_internal, _verdict,
     check)
+from conformance.judging.checks.evolution import projection_witness
 
 
 def first_difference(expected: bytes, observed: bytes, context: int = 24) -> dict[str, Any]:
@@ -150,8 +151,19 @@ def contents(d: RunData) -> Verdict:
         checked += 1
         found = (_content_witness(obj.key, view, expected, obj.body, fmt) if fmt in ("json", "bytearray")
                  else _rows_witness(d, obj.key, view, expected, obj.body, fmt))
+        if found is not None and view == "value":
+            found = _projection(obj, recs, expected) or found
         if found is not None:
             w.append(found)
+
+    def _projection(obj: S3Object, recs: list[SinkRecord], expected: bytes) -> Witness | None:
+        from reference_impl.engine.contents import jsonable
+
+        try:
+            want, got = jsonable(decode_view(cfg, expected, "value")), jsonable(decode_view(cfg, obj.body, "value"))
+        except Exception:  # noqa: BLE001 - an object its own format cannot read: the first witness says so
+            return None
+        return projection_witness(cfg, obj.key, recs, want, got, _at)
 
     value_keys = set()
     for obj in d.value_objects(final):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from conformance.judging.checks.evolution import rotation_witness
 from conformance.judging.checks.base import TP, RunData, _at, _past_fatal_null, _tp_name, _verdict, check
 from conformance.judging.verdicts import UNKNOWN, Verdict, Witness
 from reference_impl.connect_data import SinkRecord
@@ -109,6 +110,10 @@ def misplaced_records(d: RunData) -> list[Witness]:
             continue
         reported.add(rec[:2])
         observed = keys[0]
+        named = rotation_witness(d.cfg, d.expectation.objects, by_offset, rec, expected, observed, _at(rec[:2], rec[2]))
+        if named is not None:
+            w.append(named)
+            continue
         what = ("file boundary" if observed.rsplit("/", 1)[0] == expected.rsplit("/", 1)[0]
                 else "encoded partition (time bucket, field value or directory)")
         w.append(Witness("misplaced-record", (_at(rec[:2], rec[2]),), (expected, observed), expected=expected,

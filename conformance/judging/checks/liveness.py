@@ -25,6 +25,12 @@ def liveness(d: RunData) -> Verdict:
         return Verdict("liveness", PASS, False, message=f"the model's task dies too ({exp.task_failure.rule} at "
                                                         f"offset {exp.task_failure.offset})")
     w = [Witness("task-failed", explanation=f"the sink ended FAILED: {_causes(st[-1].trace or '')}")] if failed else []
+    if failed and "SchemaProjectorException" in (st[-1].trace or "") and d.cfg is not None:
+        # R14: a release that checks the schemas first rotates where the projector would throw
+        w = [Witness("task-died-on-projection", explanation=(
+            f"the sink ended FAILED projecting a record onto its file's schema under schema.compatibility="
+            f"{d.cfg.schema_compatibility}, where connector {d.cfg.version.text} finds the schemas incompatible and "
+            f"rotates the file, or projects without error (R14.3, R14.7): {_causes(st[-1].trace or '')}"))]
     if d.claim.naming == "iceberg":
         late, latency = _late_table_commits(d)
         w += late
