@@ -6,6 +6,7 @@ target.
     adapters.pysink.settings          SinkSettings: the connector config, read and checked
     adapters.pysink.encoding          what goes into an object and its name; .timestamps: record time
     adapters.pysink.writer            Writer: one topic-partition's writer and its multipart uploads
+    adapters.pysink.projection        Compatibility: schema.compatibility's rotation check and projection
     adapters.pysink.sink              SinkTask, SinkInstance, InProcessSink, ManualClock
     adapters.pysink.kafka             KafkaSink: the same task as a member of a real consumer group
     adapters.pysink.targets.target    PySinkTarget: the Target (modes inprocess | broker)
