@@ -2,7 +2,8 @@
 adapters/pysink/projection.py on JsonConverter-shaped schemas, with the worked cases of
 kafka-connect-storage-common 12.0.12's StorageSchemaCompatibilityTest and SchemaProjectorTest
 (each named by its Java test method); then the sink end to end (InProcessSink over S3 in memory):
-BACKWARD, FORWARD, FULL, NONE, an unknown spelling, a missing version."""
+BACKWARD, FORWARD, FULL, NONE, an unknown spelling, a missing version, and the faulty variants
+of issue 33 each differing from the correct sink where it should."""
 from __future__ import annotations
 
 import base64
@@ -14,6 +15,7 @@ import pytest
 from adapters.pysink.log import InProcessLog
 from adapters.pysink.projection import Compatibility, ProjectionError, identical, mode_of, promote
 from adapters.pysink.sink import InProcessSink, ManualClock, SinkSettings, SinkTask, TaskFailed
+from adapters.pysink.targets.variants import REGISTRY
 from adapters.s3.memory import MemoryS3, MemoryS3Client
 
 AVRO_ENUM = "io.confluent.connect.avro.Enum"  # AvroData.AVRO_TYPE_ENUM
@@ -381,7 +383,7 @@ def env(schema, payload) -> dict:
     return {"schema": schema, "payload": payload}
 
 
-def run(values: list, mode: str | None, **extra: str) -> tuple[MemoryS3, InProcessSink]:
+def run(values: list, mode: str | None, variant: str | None = None, **extra: str) -> tuple[MemoryS3, InProcessSink]:
     """Records 0.. of t-0 with `values` (JsonConverter envelopes) put at T0; then, at T0 + 1 h,
     a put with no records, on which the scheduled rotation commits whatever is open."""
     clock = ManualClock(T0)
@@ -393,7 +395,8 @@ def run(values: list, mode: str | None, **extra: str) -> tuple[MemoryS3, InProce
     for v in values:
         log.append("t", 0, T0, b"k", json.dumps(v).encode())
     config = {**CONFIG, **({"schema.compatibility": mode} if mode is not None else {}), **extra}
-    sink = InProcessSink(log, s3, SinkSettings.from_config(config), clock=clock, task_class=SinkTask)
+    sink = InProcessSink(log, s3, SinkSettings.from_config(config), clock=clock,
+                         task_class=REGISTRY[variant] if variant else SinkTask)
     sink.poll_once()
     clock.advance(3_600_000)
     sink.poll_once()
@@ -460,3 +463,43 @@ def test_avro_files_hold_the_projected_records_in_the_files_schema():
     second = fastavro.reader(io.BytesIO(objects["topics/t/partition=0/t+0+0000000002.avro"].body))
     assert [f["name"] for f in second.writer_schema["fields"]] == ["id", "tag"]
     assert list(second) == [{"id": 2, "tag": "x"}, {"id": 3, "tag": "none"}]
+
+
+# --- the faulty variants of issue 33, each against the correct sink -------------------------------
+
+def test_no_rotation_on_incompatible_writes_the_record_as_it_came():
+    assert files(run(V1_V1_V2_V1, "NONE", "no-rotation-on-incompatible")[0]) == {
+        0: [{"id": 0}, {"id": 1}, {"id": 2, "tag": "x"}, {"id": 3}]}
+    v1_string = in_struct("rec", 1, {"field": "id", "type": "string"})
+    assert files(run([env(V1, {"id": 0}), env(v1_string, {"id": "one"})], "BACKWARD", "no-rotation-on-incompatible")[0]) \
+        == {0: [{"id": 0}, {"id": "one"}]}
+
+
+def test_projection_drops_default_writes_null():
+    assert files(run(V1_V1_V2_V1, "BACKWARD", "projection-drops-default")[0]) == {
+        0: [{"id": 0}, {"id": 1}], 2: [{"id": 2, "tag": "x"}, {"id": 3, "tag": None}]}
+
+
+def test_nested_incompatible_compatible_writes_the_nested_value_unprojected():
+    def nested(t, tag=False):
+        inner = [{"field": "n", "type": t}] + ([{"field": "tag", "type": "string", "optional": True}] if tag else [])
+        return in_struct("rec", 1, {"field": "id", "type": "int32"},
+                         {"field": "inner", "type": "struct", "name": "inner", "fields": inner})
+
+    values = [env(nested("int32"), {"id": 0, "inner": {"n": 1}}), env(nested("string"), {"id": 1, "inner": {"n": "x"}})]
+    assert files(run(values, "BACKWARD")[0]) == {0: [{"id": 0, "inner": {"n": 1}}], 1: [{"id": 1, "inner": {"n": "x"}}]}
+    assert files(run(values, "BACKWARD", "nested-incompatible-compatible")[0]) == {
+        0: [{"id": 0, "inner": {"n": 1}}, {"id": 1, "inner": {"n": "x"}}]}
+    # compatible nested changes: the connector projects the nested struct (its extra field dropped)
+    values = [env(nested("int32"), {"id": 0, "inner": {"n": 1}}), env(nested("int32", True), {"id": 1, "inner": {"n": 2, "tag": "t"}})]
+    assert files(run(values, "BACKWARD")[0]) == {0: [{"id": 0, "inner": {"n": 1}}, {"id": 1, "inner": {"n": 2}}]}
+    assert files(run(values, "BACKWARD", "nested-incompatible-compatible")[0]) == {
+        0: [{"id": 0, "inner": {"n": 1}}, {"id": 1, "inner": {"n": 2, "tag": "t"}}]}
+
+
+def test_enum_change_incompatible_rotates_where_the_connector_projects():
+    rgb = in_struct("rec", 1, COLOR_RGB)
+    rg = in_struct("rec", 2, COLOR_RG)
+    values = [env(rgb, {"color": "RED"}), env(rg, {"color": "GREEN"})]
+    assert files(run(values, "FORWARD")[0]) == {0: [{"color": "RED"}, {"color": "GREEN"}]}
+    assert files(run(values, "FORWARD", "enum-change-incompatible")[0]) == {0: [{"color": "RED"}], 1: [{"color": "GREEN"}]}
