@@ -353,8 +353,6 @@ def test_the_matrix_config_is_accepted():
     ({"store.kafka.keys": "yes"}, ["store.kafka.keys='yes'"]),
     ({"behavior.on.null.values": "write"}, ["behavior.on.null.values=write", "store.kafka.keys=true"]),
     ({"behavior.on.null.values": "drop"}, ["behavior.on.null.values=drop"]),
-    ({"schema.compatibility": "BACKWARD"}, ["schema.compatibility=BACKWARD", "NONE"]),
-    ({"schema.compatibility": "FULL"}, ["schema.compatibility=FULL"]),
     ({"errors.tolerance": "all"}, ["errors.tolerance=all", "dead letter queue"]),
     ({"errors.deadletterqueue.topic.name": "dlq"}, ["errors.deadletterqueue.topic.name=dlq"]),
     ({"errors.log.enable": "true"}, ["errors.log.enable=true"]),

@@ -6,6 +6,7 @@ target.
     adapters.pysink.settings          SinkSettings: the connector config, read and checked
     adapters.pysink.encoding          what goes into an object and its name; .timestamps: record time
     adapters.pysink.writer            Writer: one topic-partition's writer and its multipart uploads
+    adapters.pysink.projection        Compatibility: schema.compatibility's rotation check and projection
     adapters.pysink.sink              SinkTask, SinkInstance, InProcessSink, ManualClock
     adapters.pysink.kafka             KafkaSink: the same task as a member of a real consumer group
     adapters.pysink.targets.target    PySinkTarget: the Target (modes inprocess | broker)
@@ -54,4 +55,9 @@ VARIANTS: dict[str, str] = {
     "epoch-seconds-guess": "takes a RecordField number below 10^11 for epoch seconds, not milliseconds (R6.5)",
     # Avro and Parquet objects (issue 32)
     "logical-types-plain": "writes Avro and Parquet Timestamps, Dates and Times as plain longs and ints, without their logical types (R10.3, R10.4)",
+    # schema evolution (issue 33)
+    "no-rotation-on-incompatible": "never rotates on an incompatible value schema: the record goes into the open file as it came, under every schema.compatibility (R14.2-R14.4)",
+    "projection-drops-default": "projects a record onto its file's schema leaving a field the record lacks null where it has a default (R14.3)",
+    "nested-incompatible-compatible": "checks schema compatibility on the top level only (storage-common before #463) and writes nested values unprojected (R14)",
+    "enum-change-incompatible": "rotates on any change of an enum's symbols, where a record whose symbols are a subset of the file's is projected (R14)",
 }

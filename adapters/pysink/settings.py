@@ -105,6 +105,7 @@ class SinkSettings:
     value_conv: RecordConverter = field(default_factory=lambda: RecordConverter("json"))
     conditional_writes: bool = False  # R8.1: Complete carries If-None-Match: * (never overwrites)
     scan_limit: int = 100  # max.files.scan.limit (R8.2)
+    compatibility: str = "NONE"  # schema.compatibility (R14): NONE | BACKWARD | FORWARD | FULL
 
     @property
     def registry_url(self) -> str | None:
@@ -174,11 +175,6 @@ class SinkSettings:
                 raise SinkConfigError(f"{prop}={kf}{'' if given else ' (the default)'} with {what}=true: the Python "
                                       f"sink writes JsonFormat, AvroFormat and ParquetFormat keys and headers; set "
                                       f"{prop}={JSON_FORMAT_CLASS} or {AVRO_FORMAT_CLASS}")
-        compat = c.get("schema.compatibility", "NONE").strip()
-        if compat in ("BACKWARD", "FORWARD", "FULL"):  # R14.6: any other name is NONE in the connector too
-            raise SinkConfigError(f"schema.compatibility={compat}: the Python sink does not project records to "
-                                  "an older or newer schema (R14.3/R14.4); it supports NONE only, so remove the "
-                                  "property or set it to NONE")
         tolerance = c.get("errors.tolerance", "none").strip().lower()
         if tolerance != "none":
             raise SinkConfigError(f"errors.tolerance={tolerance}: the Python sink has no dead letter queue or "
@@ -215,6 +211,8 @@ class SinkSettings:
                     raise SinkConfigError(f"s3.compression.type=gzip with {prop}={fmt_of.capitalize()}Format: "
                                           "compression applies to JsonFormat and ByteArrayFormat only (R10.5); "
                                           "remove s3.compression.type or write JSON")
+        from adapters.pysink.projection import mode_of  # it imports encoding, which imports this module
+
         part = num("s3.part.size", 26_214_400)
         if part < min_part_size:
             raise SinkConfigError(f"s3.part.size={part} is below the minimum {min_part_size}")
@@ -234,7 +232,9 @@ class SinkSettings:
                 optional_map_keys=flag("allow.optional.map.keys", False),
                 tombstone_ep=c.get("tombstone.encoded.partition", "tombstone").strip(),
                 decimal_format=c.get("json.decimal.format", "BASE64").strip().upper(),
-                scan_limit=num("max.files.scan.limit", 100))
+                scan_limit=num("max.files.scan.limit", 100),
+                # R14.6: looked up by its exact name, anything else NONE (no validator refuses it)
+                compatibility=mode_of(str(c.get("schema.compatibility", "NONE"))))
         # R8.1: on unless turned off, with any rotate.schedule.interval.ms but exactly -1, and
         # neither keys nor headers stored (S3SinkConnectorConfig.shouldEnableConditionalWrites)
         s.conditional_writes = (flag("enable.conditional.writes", True) and s.schedule_ms != -1

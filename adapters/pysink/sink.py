@@ -3,10 +3,11 @@ the spec (it never imports `reference_impl`, which checks it).
 
 Layers, as in Kafka Connect, one module each:
 * `Writer` (adapters/pysink/writer.py): one topic-partition's writer (R2.2 order: extract time,
-  encode partition, schema null-ness (R3.7), time rotation, schema change (R14.2, NONE), append,
-  flush.size). Open files stream multipart parts of `s3.part.size` to S3 (R7.1); a rotation
-  uploads and completes every open file of the TP (R3.1) and only then sets the offset to
-  commit (R4.1).
+  encode partition, schema null-ness (R3.7), time rotation, schema change under
+  schema.compatibility (R14, adapters/pysink/projection.py), the record projected onto its
+  file's schema, append, flush.size). Open files stream multipart parts of `s3.part.size` to
+  S3 (R7.1); a rotation uploads and completes every open file of the TP (R3.1) and only then
+  sets the offset to commit (R4.1).
 * What a file holds and its name (adapters/pysink/encoding.py): JsonFormat or ByteArrayFormat
   values (R10.1, R10.2), plus JsonFormat keys and headers objects beside each value object
   (R11); tombstones written as keys (and headers) objects under `tombstone.encoded.partition`

@@ -13,10 +13,11 @@ from typing import Any, Protocol
 
 from adapters.pysink.avrowrite import AvroWriteError
 from adapters.pysink.encoding import (bytes_value, convert, field_ep, header_strings, headers_line, json_line, key_line,
-                                      schema_key, value_key)
+                                      value_key)
 from adapters.pysink.errors import Fenced, FileExists, Killed, TaskFailed, precondition_failed
 from adapters.pysink.log import TP, LogRecord
 from adapters.pysink.objectformats import Avro, Lines, ObjectFormat, Parquet, View, headers_view
+from adapters.pysink.projection import Compatibility, ProjectionError
 from adapters.pysink.settings import SinkSettings
 from adapters.pysink.timestamps import next_boundary, record_field_ts, time_bucket
 
@@ -69,13 +70,17 @@ class Writer:
     """One topic-partition's writer."""
 
     object_type: type[OpenFile] = OpenFile
+    compatibility_class: type[Compatibility] = Compatibility  # schema.compatibility's rules (R14)
 
     def __init__(self, task: WriterTask, tp: TP, now: int):
         self.task, self.s, self.tp = task, task.settings, tp
         self.inst = task.instance
         self.buffer: deque[LogRecord] = deque()
         self.files: dict[str, FileSet] = {}
-        self.schemas: dict[str, tuple | None] = {}  # the value schema remembered per ep (R2.2 steps 4, 6)
+        # the value schema remembered per ep (R2.2 steps 4, 6): the first record's, which its
+        # file is written in (TopicPartitionWriter.currentSchemas)
+        self.schemas: dict[str, Any] = {}
+        self.compat = self.compatibility_class(self.s.compatibility)
         # a new writer counts flush.size from nothing (R1.2: fresh writers), so a replay after
         # a restart cuts its files at the same offsets whatever the writer before it had counted
         self.count = 0
@@ -150,6 +155,28 @@ class Writer:
         t = self.s.tombstone_ep
         return self.s.nulls == "write" and (t in ep or t in (self.current_ep or ""))
 
+    # -- R14: schema.compatibility --
+    def schema_incompatible(self, rec: LogRecord, record_schema: Any, file_schema: Any) -> bool:
+        """Whether the record's value schema rotates the ep's file (StorageSchemaCompatibility.
+        shouldChangeSchema): NONE, any schema not equal to the file's (R14.2); BACKWARD, FORWARD
+        and FULL, one the file's cannot hold (R14.3-R14.5). A SchemaProjectorException there
+        (a missing version) kills the task: the Python sink has no errant-record reporter."""
+        try:
+            return self.compat.incompatibility(record_schema, file_schema) is not None
+        except ProjectionError as e:
+            raise TaskFailed(f"offset {rec.offset}: SchemaProjectorException: {e} (no errant-record reporter: "
+                             "the task dies)") from None
+
+    def project(self, rec: LogRecord, payload: Any, record_schema: Any, file_schema: Any) -> tuple[Any, Any]:
+        """The (schema, payload) the record is written with (StorageSchemaCompatibility.project):
+        under NONE as it came; otherwise its value projected onto the file's schema, so every
+        record of a file is in the file's schema (R14.3, R14.4)."""
+        try:
+            return self.compat.project(payload, record_schema, file_schema)
+        except ProjectionError as e:
+            raise TaskFailed(f"offset {rec.offset}: SchemaProjectorException: {e} (no errant-record reporter: "
+                             "the task dies)") from None
+
     # -- R2.2 --
     def write(self, now: int) -> None:
         s = self.s
@@ -171,19 +198,24 @@ class Writer:
             ep = s.tombstone_ep if tomb else self.encode(rec, schema, payload, has_schema, ts)  # R6.7
             if len(self.start_keys) < s.scan_limit:
                 self.start_keys[rec.offset] = self.object_key(ep, rec.offset)
-            sch = schema_key(schema) if has_schema else None
+            # TopicPartitionWriter.executeState / checkRotationOrAppend, in their order
+            sch = schema if has_schema else None
             if ep in self.schemas and (self.schemas[ep] is None) != (sch is None):
                 self.commit(now, False)  # R3.7: a schemaless/schema'd switch within an ep
                 continue
             if self.schemas.get(ep) is None:
-                self.schemas[ep] = sch
+                self.schemas[ep] = sch  # the ep's first record (since the last commit) sets it
             rotate, timed = self.rotate_on_time(ep, ts, now)
             if rotate:
                 self.commit(now, timed)
                 continue
-            if self.count > 0 and sch is not None and sch != self.schemas[ep]:
-                self.commit(now, False)  # R14.2 NONE: any other value schema rotates
+            # R14: asked of every record, so an unversioned schema stops the task even where
+            # nothing is open; only a file with records in it rotates
+            if self.schema_incompatible(rec, sch, self.schemas[ep]) and self.count > 0:
+                self.commit(now, False)  # then the record opens a file of its own schema
                 continue
+            if has_schema:  # the remembered schema stays the file's: a projected record never sets it
+                schema, payload = self.project(rec, payload, sch, self.schemas[ep])
             fs = self.files.get(ep)
             if fs is None:
                 fs = self.files[ep] = self.open_set(ep, rec.offset)

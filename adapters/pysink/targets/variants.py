@@ -20,6 +20,7 @@ from adapters.pysink.settings import SinkSettings
 from adapters.pysink.sink import SinkInstance, SinkTask
 from adapters.pysink.timestamps import _local_to_utc, parse_iso_ms, time_bucket, utc_offset_ms
 from adapters.pysink.objectformats import ObjectFormat
+from adapters.pysink.projection import UNSET, Compatibility, filtered, parameters, schema_equals
 from adapters.pysink.writer import Finished, OpenFile, Writer
 
 
@@ -322,6 +323,95 @@ def _without_logical_types(avro: Any) -> Any:
     return out
 
 
+# --- schema evolution (issue 33) -----------------------------------------------------------------
+
+class NoRotationOnIncompatible(Writer):
+    """Never rotates on an incompatible value schema: the record goes into the open file as it
+    came, under NONE and the other modes alike (R14.2-R14.4); a missing version still kills (R14.5)."""
+
+    def schema_incompatible(self, rec: LogRecord, record_schema: Any, file_schema: Any) -> bool:
+        super().schema_incompatible(rec, record_schema, file_schema)
+        return False
+
+    def project(self, rec: LogRecord, payload: Any, record_schema: Any, file_schema: Any) -> tuple[Any, Any]:
+        if super().schema_incompatible(rec, record_schema, file_schema):
+            return record_schema, payload
+        return super().project(rec, payload, record_schema, file_schema)
+
+
+class _DefaultsDropped(Compatibility):
+    """Projects as SchemaProjector does, then leaves a top-level field the record lacks null
+    where it has a default: the schema written with loses that default (a JsonFormat line says
+    null; an Avro or Parquet file, whose schema is its first record's, refuses the record)."""
+
+    def project(self, value: Any, record: Any, file: Any) -> tuple[Any, Any]:
+        schema, out = super().project(value, record, file)
+        if schema is record or not isinstance(out, dict) or (file or {}).get("type") != "struct":
+            return schema, out
+        have = {f.get("field") for f in record.get("fields") or []}
+        dropped = {f.get("field") for f in file.get("fields") or []
+                   if f.get("field") not in have and f.get("default") is not None}
+        if not dropped:
+            return schema, out
+        fields = [{**{k: v for k, v in f.items() if k != "default"}, "optional": True} if f.get("field") in dropped
+                  else f for f in file.get("fields") or []]
+        return {**file, "fields": fields}, {k: v for k, v in out.items() if k not in dropped}
+
+
+class ProjectionDropsDefault(Writer):
+    """Leaves a file field the record lacks null even where it has a default (R14.3:
+    SchemaProjector.projectStruct puts the default)."""
+
+    compatibility_class = _DefaultsDropped
+
+
+class _TopLevelOnly(Compatibility):
+    """The check before #463 (storage-common to 12.0.9): types, names and parameters of the top
+    level only, then the versions; and a projection that maps the top-level fields only, a
+    nested value written as the record has it, in the record's schema."""
+
+    def structure(self, record: dict, file: dict) -> str | None:
+        return ("DIFFERENT_TYPE" if self.types_differ(record, file) else
+                "DIFFERENT_NAME" if self.names_differ(record, file) else
+                "DIFFERENT_PARAMS" if self.params_differ(record, file) else None)
+
+    def project(self, value: Any, record: Any, file: Any) -> tuple[Any, Any]:
+        if self.mode == "NONE" or schema_equals(record, file) or (record or {}).get("type") != "struct":
+            return super().project(value, record, file)
+        own = {f.get("field"): f for f in record.get("fields") or []}
+        given = value if isinstance(value, dict) else {}
+        fields, out = [], {}
+        for f in file.get("fields") or []:
+            name = f.get("field")
+            fields.append(own.get(name, f))
+            filled = given.get(name) if name in own else self.missing_field(f, record)
+            if filled is not UNSET:
+                out[name] = filled
+        return {**file, "fields": fields}, out
+
+
+class NestedIncompatibleCompatible(Writer):
+    """Checks schema compatibility on the top level only, taking a nested change (a nested
+    field's type) for compatible, and writes nested values unprojected into the open file (R14:
+    the check recurses into struct fields, array elements and map entries since #463)."""
+
+    compatibility_class = _TopLevelOnly
+
+
+class _EnumSymbolsExact(Compatibility):
+    """An enum's parameters compared for equality, like any other schema's."""
+
+    def params_differ(self, record: dict, file: dict) -> bool:
+        return filtered(parameters(record)) != filtered(parameters(file))
+
+
+class EnumChangeIncompatible(Writer):
+    """Rotates on any change of an enum's symbols, where the connector projects a record whose
+    symbols are a subset of the file's (R14: checkSchemaParameters' subset rule for enums)."""
+
+    compatibility_class = _EnumSymbolsExact
+
+
 # --- bodies rebuilt from their lines -------------------------------------------------------------
 
 @dataclass
@@ -491,6 +581,10 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "tombstone-change-rotates": _writing_with(TombstoneChangeRotates),
     "epoch-seconds-guess": _writing_with(EpochSecondsGuess),
     "logical-types-plain": _writing_with(LogicalTypesPlain),
+    "no-rotation-on-incompatible": _writing_with(NoRotationOnIncompatible),
+    "projection-drops-default": _writing_with(ProjectionDropsDefault),
+    "nested-incompatible-compatible": _writing_with(NestedIncompatibleCompatible),
+    "enum-change-incompatible": _writing_with(EnumChangeIncompatible),
 }
 
 
