@@ -32,7 +32,7 @@ _NUMERIC = ("int8", "int16", "int32", "int64", "float32", "float64")  # Connect'
 _METADATA = ("connect.record.doc", "connect.record.aliases", "connect.record.namespace")
 _FIELD_DOC = "io.confluent.connect.avro.field.doc."
 # SchemaProjector.isEnumSchema: AvroData.GENERALIZED_TYPE_ENUM, AVRO_TYPE_ENUM, ProtobufData.PROTOBUF_TYPE_ENUM
-_ENUM_MARKERS = ("org.apache.kafka.connect.data.Enum", "io.confluent.connect.avro.Enum", "protobuf.type.enum")
+_ENUM_MARKERS = ("org.apache.kafka.connect.data.Enum", "io.confluent.connect.avro.Enum", "io.confluent.connect.protobuf.Enum")
 
 
 class SchemaChecks(IntEnum):
@@ -175,7 +175,11 @@ def _check_maybe_compatible(source: Schema, target: Schema, checks: SchemaChecks
                               f"{_java_type(target)}")
     if source.name != target.name:
         raise ProjectionError(f"Schema name mismatch. source name: {source.name} and target name: {target.name}")
-    if _params_differ(source, target, checks, filtered=checks >= SchemaChecks.METADATA):
+    # storage-common's projector (#416 on) compares parameters only where both schemas have
+    # some; Kafka's compares them always, a schema without any against one with some too
+    both = source.parameters is not None and target.parameters is not None
+    if (both or checks == SchemaChecks.KAFKA) and _params_differ(source, target, checks,
+                                                                   filtered=checks >= SchemaChecks.METADATA):
         raise ProjectionError(f"Schema parameters not equal. source parameters: {source.params} and target "
                               f"parameters: {target.params}")
 

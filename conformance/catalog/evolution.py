@@ -84,13 +84,15 @@ def _line(qty_type: str) -> dict[str, Any]:
 
 
 def _json_schema(version: int, qty_type: str, tags_value: str = "int32") -> dict[str, Any]:
+    """Version 2 adds a required field with a default, which an older record projected onto it gets."""
     return {"type": "struct", "name": "com.acme.Shipment", "optional": False, "version": version,
             "fields": [{"field": "seq", "type": "int64", "optional": False},
                        {"field": "region", "type": "string", "optional": True},
                        _line(qty_type),
                        {"field": "tags", "type": "map", "optional": False,
                         "keys": {"type": "string", "optional": False},
-                        "values": {"type": tags_value, "optional": False}}]}
+                        "values": {"type": tags_value, "optional": False}},
+                       *([{"field": "priority", "type": "int32", "optional": False, "default": 3}] if version > 1 else [])]}
 
 
 def _json_records(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -102,7 +104,8 @@ def _json_records(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
         line_t = s["fields"][2]["fields"][1]["type"]
         tag_t = s["fields"][3]["values"]["type"]
         payload = {"seq": i, "region": ["eu", None, "us"][i % 3], "line": {"sku": f"sku-{i % 4}", "qty": qty(line_t, i)},
-                   "tags": {"prio": f"p{i % 3}" if tag_t == "string" else i % 3}}
+                   "tags": {"prio": f"p{i % 3}" if tag_t == "string" else i % 3},
+                   **({"priority": 1 + i % 5} if s["version"] > 1 else {})}
         out.append({"topic": "shipments.eu", "partition": 0, "timestamp": PUBLIC_T + i * 1000, "key": f"s-{i}",
                     "value": {"schema": s, "payload": payload}, "headers": []})
     return out

@@ -484,6 +484,7 @@ KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "idle-partition-never-flushes": idle_partition,
     "task-restart-mid-stream": task_restart_mid_stream,
     **SPACE_SCENARIOS,
+    **EVOLUTION_SCENARIOS,
 }
 
 # the process faults a deployment sees besides crashes and zombies (#487, R1.7/R1.8)
@@ -503,7 +504,9 @@ KNOWN_BUG_SCENARIOS: dict[str, Callable[[], Scenario]] = {
 
 # what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs,
 # then the process faults
-SUITE: dict[str, Callable[[], Scenario]] = {**NAMED, **{k: v for k, v in KILL_SCENARIOS.items() if k not in NAMED},
+# (schema.compatibility is Confluent's: its scenarios are played where it is read, CONNECTOR_OWN)
+SUITE: dict[str, Callable[[], Scenario]] = {**NAMED, **{k: v for k, v in KILL_SCENARIOS.items()
+                                                        if k not in NAMED and k not in EVOLUTION_SCENARIOS},
                                             **PROCESS_FAULTS, **KNOWN_BUG_SCENARIOS}
 
 
@@ -540,7 +543,7 @@ CONNECTOR_OWN: dict[str, dict[str, Callable[[], Scenario]]] = {
     # the gate plays it between any two versions; a run plays it on Confluent's connector (R3.9's bug)
     "confluent": {"tombstones-with-record-time-rotation": tombstones_with_record_time_rotation, **SCHEMALESS_AVRO,
                   **EVOLUTION_SCENARIOS},
-    "pysink": SCHEMALESS_AVRO,
+    "pysink": {**SCHEMALESS_AVRO, **EVOLUTION_SCENARIOS},
     "aiven": AIVEN_OWN,
     "lenses": LENSES_OWN,
 }
