@@ -122,7 +122,7 @@ def _gate(args: Any) -> int:
             return None
         return sess.run_one(s, spec, origin, out / side / slug(s.name), tag=tag, stack_key=stack_key[side])
 
-    from conformance.playing.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
+    from conformance.playing.stack_sharing import SPARE_STACKS, needs_stack_alone, stack_schedule
 
     sess.total_hint = len(jobs)
     stopped: Interrupted | None = None

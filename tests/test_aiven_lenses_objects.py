@@ -189,7 +189,8 @@ def test_a_config_update_of_lenses_kcql_keeps_the_runs_bucket_and_topic(tmp_path
     from adapters.connect.profiles import S3Location
     from adapters.connect.target import KafkaConnectTarget
     from conformance.catalog.named import SUITE
-    from conformance.playing.runner import faults_for_target, on_shared_stack
+    from conformance.playing.runner import faults_for_target
+    from conformance.playing.stack_sharing import on_shared_stack
     from conformance.inputs.targets import translation_for
 
     spec = "kafka-connect:lenses@11.7.2"

@@ -66,7 +66,7 @@ def named_results(stack, tmp_path_factory):
     four at a time (each with topics of its own), and meanwhile the others (crashes, zombies,
     rebalances) one by one, shared out between a spare stack and, once the others are done,
     the module's."""
-    from conformance.playing.runner import SpareStack, needs_stack_alone, on_shared_stack, stack_schedule
+    from conformance.playing.stack_sharing import SpareStack, needs_stack_alone, on_shared_stack, stack_schedule
     from conformance.inputs.targets import start_connect_stack
 
     out = tmp_path_factory.mktemp("named")

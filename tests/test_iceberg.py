@@ -186,7 +186,8 @@ def test_the_config_gate_shows_the_first_commit_loss_fixed_by_auto_offset_reset_
     import dataclasses
 
     from conformance.catalog.named import ALL_NAMED
-    from conformance.playing.runner import on_shared_stack, run_scenario
+    from conformance.playing.runner import run_scenario
+    from conformance.playing.stack_sharing import on_shared_stack
     from reports import ReportContext
     from reports.context import entry
     from reports.diff import diff_entries

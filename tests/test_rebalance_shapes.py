@@ -16,7 +16,8 @@ from conformance.catalog.known_bugs import BY_ID
 from conformance.catalog.named import ALL_NAMED, SUITE
 from conformance.generators.rebalance_shapes import (ASSIGNOR_OVERRIDE, COOPERATIVE_ASSIGNOR, assignors, cooperative,
     rebalance_shape)
-from conformance.playing.runner import WORKER_FAULTS, needs_stack_alone, run_scenario
+from conformance.playing.runner import run_scenario
+from conformance.playing.stack_sharing import WORKER_FAULTS, needs_stack_alone
 from conformance.generators.strategies import scenarios
 from conformance.generators.testable import placed_offsets
 from conformance.inputs.wire import sink_records

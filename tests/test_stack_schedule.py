@@ -1,4 +1,4 @@
-"""conformance.playing.runner.stack_schedule: how runs share a warm stack. Plain functions stand in for
+"""conformance.playing.stack_sharing.stack_schedule: how runs share a warm stack. Plain functions stand in for
 runs (this tests the schedule, not a stack): shared items at once, the others one at a time per
 stack, a spare stack taking alone items from the start on a thread that outlives its runs."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import contextlib
 import threading
 import time
 
-from conformance.playing.runner import stack_schedule
+from conformance.playing.stack_sharing import stack_schedule
 
 
 class Log:
@@ -95,7 +95,7 @@ def test_no_spare_for_a_single_alone_item():
 
 
 def test_spare_stack_gives_each_thread_its_own_and_stops_it():
-    from conformance.playing.runner import SpareStack
+    from conformance.playing.stack_sharing import SpareStack
 
     class FakeStack:
         def __init__(self) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conformance.catalog.named import ALL_NAMED
-from conformance.playing.runner import on_shared_stack, run_scenario
+from conformance.playing.runner import run_scenario
+from conformance.playing.stack_sharing import on_shared_stack
 from conformance.inputs.scenario import ScenarioError
 from conformance.playing.session import prepare
 from conformance.playing.user_config import fit, refusal, topic_mapping, with_fields

@@ -10,8 +10,8 @@ def play_on_warm_stacks(target: str, names: Sequence[str], stack: Any, tmp_path_
     """Each named scenario's RunResult (or the exception its run raised), by name; `tag` marks
     the topics of these runs on the shared broker."""
     from conformance.catalog.named import ALL_NAMED
-    from conformance.playing.runner import (SpareStack, needs_stack_alone, on_shared_stack, run_scenario,
-        stack_schedule)
+    from conformance.playing.runner import run_scenario
+    from conformance.playing.stack_sharing import SpareStack, needs_stack_alone, on_shared_stack, stack_schedule
     from conformance.inputs.targets import start_connect_stack
 
     out = tmp_path_factory.mktemp(tag)

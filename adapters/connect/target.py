@@ -19,11 +19,11 @@ SIGCONT; the target then needs `workers=2`), `pause-worker` (worker, duration_s=
 remove it), `update-config` (config={...}: merged and PUT mid-stream), `restart-task`
 (task=0), `restart-connector`, `lose-offset-commit` (the group's last offset commit lost: the
 connector stopped, its offsets set back through the REST API, resumed). They are applied by
-adapters.connect.faults; the REST client is adapters.connect.rest.
+adapters.connect.faults; what the target samples, waits on and observes is
+adapters.connect.observing; the REST client is adapters.connect.rest.
 """
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import sys
@@ -36,20 +36,20 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from adapters.processes import jars
-from adapters.s3.bucket import BucketReader, settled_samples
+from adapters.s3.bucket import BucketReader
 from adapters.processes.jars import KAFKA_DESCRIPTION
 from adapters.connect.connector_config import (ConnectorConfigError, fill_config, onto_registry, parse_connector_config,
     profile_for, redact)
 from adapters.connect.profiles import ConnectorProfile, S3Location
 from adapters.connect.faults import ConnectFaults
+from adapters.connect.observing import ConnectObserving
 from adapters.connect.rest import ConnectRest, ConnectRestError, format_config_errors, validation_errors
-from adapters.observation import (BucketSample, Observation, OffsetSample, ProducedRecord, QuietWatch,
-                                  StatusSample)
+from adapters.observation import Observation, ProducedRecord
 from adapters.connect.plugins import Plugin, PluginUnavailable
 from adapters.connect import converters
 from adapters.processes.connect_worker import ConnectWorker
 from adapters.processes.managed import now_ms, wait_until
-from adapters.processes.moto import MotoS3Server, s3_client
+from adapters.processes.moto import MotoS3Server
 from adapters.processes.stack import KafkaStack
 from adapters.observation import RecordToProduce
 from adapters.target import Target, TargetError, TargetInfo
@@ -90,7 +90,7 @@ def plugins_dir(run_dir: Path, sets: Sequence[str] = ("filesink",), *,
 _bucket_seq = itertools.count(1)
 
 
-class KafkaConnectTarget(ConnectFaults, Target):
+class KafkaConnectTarget(ConnectFaults, ConnectObserving, Target):
     """See the module docstring."""
 
     def __init__(self, run_dir: Path | str, *, stack: KafkaStack | None = None,
@@ -415,181 +415,6 @@ class KafkaConnectTarget(ConnectFaults, Target):
         with self._lock:
             self.obs.produced.extend(ProducedRecord.landed(records, out, now_ms()))
         return out
-
-    # ------------------------------------------------------------------ faults
-    # ------------------------------------------------------------------ observe
-    def _endpoint(self) -> str:
-        assert self.s3_endpoint is not None or (self.stack is not None and self.stack.s3 is not None)
-        return self.s3_endpoint or self.stack.s3.endpoint
-
-    def _s3_client(self):
-        if self._s3 is None:
-            self._s3 = s3_client(self._endpoint())
-        return self._s3
-
-    def sample_bucket(self) -> BucketSample | None:
-        if not (self.profile and self.profile.writes_s3 and self.bucket):
-            return None
-        if self._reader is None or self._reader.bucket != self.bucket:
-            self._reader = BucketReader(self._s3_client(), self.bucket, self.read_bodies)
-        return self._reader.sample()
-
-    def _offsets(self):
-        if self._group_offsets is None:
-            from adapters.kafka.group_offsets import GroupOffsets
-
-            self._group_offsets = GroupOffsets(self.stack.bootstrap, self.group)
-        return self._group_offsets
-
-    def committed_offsets(self) -> dict[str, int]:
-        return {f"{t}-{p}": o for (t, p), o in self._offsets().committed(self.topics).items()}
-
-    def log_end_offsets(self) -> dict[str, int]:
-        return {f"{t}-{p}": o for (t, p), o in self._offsets().log_ends(self.topics).items()}
-
-    def sample_status(self) -> StatusSample:
-        try:
-            st = self.status()
-            tasks = tuple(t["state"] for t in st.get("tasks", []))
-            traces = [t.get("trace") for t in [st["connector"], *st.get("tasks", [])]
-                      if t.get("trace")]
-            return StatusSample(now_ms(), st["connector"]["state"], tasks,
-                                traces[0] if traces else None)
-        except Exception as e:  # noqa: BLE001 - a killed worker is part of the story
-            return StatusSample(now_ms(), "UNREACHABLE", (), str(e)[:500])
-
-    def sample_once(self, final: bool = False) -> None:
-        # offsets first, the listing after: whatever was committed must already be in the
-        # listing (a listing taken first can predate a commit that the offset read then sees)
-        b: list[BucketSample] = []
-        try:
-            o = OffsetSample(now_ms(), self.committed_offsets())
-            with self._lock:  # in before a settling final listing lets the sampler add later ones
-                self.obs.offset_samples.append(o)
-        except Exception as e:  # noqa: BLE001
-            self.sampler_errors.append(f"offsets: {e}")
-        try:
-            if self.profile and self.profile.writes_s3 and self.bucket:
-                b = settled_samples(self.sample_bucket) if final else [self.sample_bucket()]
-        except Exception as e:  # noqa: BLE001
-            self.sampler_errors.append(f"bucket: {e}")
-        s = self.sample_status()
-        with self._lock:
-            self.obs.bucket_samples.extend(b)
-            self.obs.statuses.append(s)
-
-    def _start_sampler(self) -> None:
-        self._stop_sampling.clear()
-
-        def loop():
-            while not self._stop_sampling.wait(self.sample_interval_s):
-                self.sample_once()
-
-        self._sampler = threading.Thread(target=loop, name=f"sampler-{self.name}", daemon=True)
-        self._sampler.start()
-
-    def _upload_parts(self, uploads: Sequence[tuple[str, str]]) -> tuple[tuple[str, str, int], ...]:
-        """(key, upload id, parts so far) of each open multipart upload."""
-        c = self._s3_client()
-        out = []
-        for key, upload_id in uploads:
-            try:
-                n = len(c.list_parts(Bucket=self.bucket, Key=key, UploadId=upload_id).get("Parts", []))
-            except Exception:  # noqa: BLE001 - completed or aborted meanwhile: the next sample says
-                n = -1
-            out.append((key, upload_id, n))
-        return tuple(sorted(out))
-
-    def _pending(self, committed: Mapping[str, int]) -> tuple[str, float] | None:
-        """What the sink has committed but may not have made visible yet (a table sink's commit
-        to come): what to say of it, and how long it may take at most; None: nothing (an S3
-        sink's objects are visible before it commits)."""
-        return None
-
-    def _settled_members(self) -> frozenset[str] | None:
-        """The consumer group's members when every task is RUNNING and the group is Stable with
-        every partition owned: a task that is reading, not one waiting for a rebalance."""
-        try:
-            tasks = self.status().get("tasks", [])
-            if not tasks or any(t.get("state") != "RUNNING" for t in tasks):
-                return None
-            return self._offsets().settled(self.topics)
-        except Exception:  # noqa: BLE001 - no worker or coordinator answers: not settled
-            return None
-
-    def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
-        """Quiet: committed offsets, the bucket listing and the open multipart uploads (with
-        their parts) unchanged for a while: one offset-flush interval (at least 2 s) once every
-        partition is committed up to its log end. Behind the log end (records buffered short of
-        a rotation, or a task still catching up), `settled_s` (three flush intervals, at least
-        8 s: longer than a put retried after the connector's 5 s retry.backoff.ms) while every
-        task is RUNNING and the consumer group Stable with the same members owning every
-        partition; else `stable_s` (default five flush intervals, at least 15 s, longer than a
-        consumer-group rebalance after a crash). The members are part of the state, so a member
-        joining or leaving (a restarted worker's task, a dead one expelled) starts the window
-        again. Where the sink has committed more than it has made visible (`_pending`: a table
-        commit to come), `stable_s` or as long as that may take. An upload that stays open without a new part is not in flight: a killed worker
-        abandons its uploads and the connector never aborts them (R7.6); multipart hygiene
-        reports them."""
-        flush_s = self.offset_flush_interval_ms / 1000
-        stable_s = stable_s if stable_s is not None else max(5 * flush_s, 15.0)
-        at_end_stable_s = min(stable_s, max(flush_s + 1, 2.0))
-        settled_s = min(stable_s, max(3 * flush_s, 8.0))
-        deadline = time.monotonic() + timeout_s
-        watch = QuietWatch(self.obs, self._lock, time.monotonic())
-        moving = "nothing sampled yet"
-        while True:
-            try:
-                committed = self.committed_offsets()
-                ends = self.log_end_offsets()
-                bucket = self.sample_bucket()
-                uploads = self._upload_parts(bucket.open_uploads) if bucket else ()
-            except Exception as e:  # noqa: BLE001
-                committed, ends, bucket, uploads = None, {}, None, ()
-                moving = f"could not sample: {e}"
-            if committed is not None:
-                listing = tuple((o.key, o.etag) for o in bucket.objects) if bucket else ()
-                behind = {tp: (committed.get(tp, 0), end) for tp, end in ends.items()
-                          if committed.get(tp, 0) < end}
-                members = self._settled_members() if behind else None
-                pending = self._pending(committed)
-                state = (tuple(sorted(committed.items())), listing, uploads, members)
-                stable = watch.unchanged_for(state, time.monotonic())
-                need = (max(stable_s, pending[1]) if pending else at_end_stable_s if not behind
-                        else settled_s if members else stable_s)
-                if stable >= need:
-                    return watch.end(True)
-                parts = [f"offsets, objects or uploads changed {stable:.1f}s ago (need {need:.0f}s stable)"]
-                if uploads:
-                    parts.append(f"{len(uploads)} multipart upload(s) open: "
-                                 + ", ".join(f"{k} ({n} parts)" for k, _, n in uploads[:5]))
-                if behind:
-                    parts.append("committed behind log end: " + ", ".join(
-                        f"{tp} {c}/{e}" for tp, (c, e) in sorted(behind.items())))
-                    if not members:
-                        parts.append(f"a task is not RUNNING or group {self.group} is rebalancing")
-                if pending:
-                    parts.append(pending[0])
-                parts.append(f"{len(listing)} object(s) in the bucket")
-                moving = "; ".join(parts)
-            if time.monotonic() >= deadline:
-                return watch.end(False, moving)
-            time.sleep(0.5)
-
-    def observe(self) -> Observation:
-        self.sample_once(final=True)
-        with self._lock:
-            obs = copy.copy(self.obs)
-            obs.produced = list(self.obs.produced)
-            obs.bucket_samples = list(self.obs.bucket_samples)
-            obs.offset_samples = list(self.obs.offset_samples)
-            obs.faults = list(self.obs.faults)
-            obs.statuses = list(self.obs.statuses)
-            obs.log_paths = dict(self.obs.log_paths)
-            obs.table_samples = list(self.obs.table_samples)
-        if self.schema_registry is not None:
-            obs.registry = self.schema_registry.snapshot()
-        return obs
 
 
 class _Failed(Exception):

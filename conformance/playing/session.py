@@ -50,7 +50,8 @@ def execute(scenario: Any, spec: str, run_dir: Path, plugin_path: list[str] | No
         from conformance.playing.model_target import run_model
 
         return run_model(scenario, spec, run_dir)
-    from conformance.playing.runner import on_shared_stack, run_scenario
+    from conformance.playing.runner import run_scenario
+    from conformance.playing.stack_sharing import on_shared_stack
 
     if stack is not None:
         scenario = on_shared_stack(scenario, tag or f"-r{next(_STACK_RUNS)}")
@@ -115,7 +116,7 @@ class Session:
     stack_startup_s: dict[str, float] = field(default_factory=dict)  # how long each warm stack took to start
     notes: list[str] = field(default_factory=list)  # for the report
     _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
-    _spares: dict[str, Any] = field(default_factory=dict)  # conformance.playing.runner.SpareStack by spec (spare_stacks)
+    _spares: dict[str, Any] = field(default_factory=dict)  # stack_sharing.SpareStack by spec (spare_stacks)
     # the specs whose warm stacks start a Schema Registry (and, for Kafka Connect, load the registry
     # converter plugins): set before the first stack_for (conformance.playing.target_run.run_target)
     registry_converters: set[str] = field(default_factory=set)
@@ -148,13 +149,13 @@ class Session:
 
     def spare_stacks(self, specs: list[str], keys: list[str] | None = None) -> Any:
         """A context in which this thread's runs of `specs` go to stacks of their own, started
-        on entry (in this thread: its processes die with it) and stopped on exit: conformance.
-        runner.stack_schedule runs the items that need a stack alone on them while the shared
-        ones run. One conformance.playing.runner.SpareStack per Kafka Connect spec (per key of
-        `stack_for`, where `keys` gives them)."""
+        on entry (in this thread: its processes die with it) and stopped on exit:
+        conformance.playing.stack_sharing.stack_schedule runs the items that need a stack alone on
+        them while the shared ones run. One conformance.playing.stack_sharing.SpareStack per Kafka
+        Connect spec (per key of `stack_for`, where `keys` gives them)."""
         import contextlib
 
-        from conformance.playing.runner import SpareStack
+        from conformance.playing.stack_sharing import SpareStack
         from conformance.inputs.targets import start_connect_stack
 
         def starter(spec: str, key: str) -> Callable[[], Any]:

@@ -46,7 +46,7 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
         return sess.run_one(sc, spec, "named", runs / slug(sc.name))
 
     if spec.startswith("kafka-connect:"):  # a warm stack: runs that touch only their connector go at once
-        from conformance.playing.runner import SPARE_STACKS, needs_stack_alone, stack_schedule
+        from conformance.playing.stack_sharing import SPARE_STACKS, needs_stack_alone, stack_schedule
 
         try:
             sess.stack_for(spec)  # started here: a process dies with the thread that started it

@@ -1,0 +1,109 @@
+"""Known bugs of Confluent's S3 sink (confluentinc/kafka-connect-storage-cloud and the storage-common
+library it bundles), each read at the release tags and recorded on the real connector."""
+from __future__ import annotations
+
+from conformance.catalog.known_bugs.entry import KnownBug
+from conformance.catalog.known_bugs.predicates import (cooperative_assignor, field_partitioner,
+                                                       scheduled_without_extractor, wrapped_time_rotation)
+
+
+BUGS: tuple[KnownBug, ...] = (
+    KnownBug(
+        id="confluent-scheduled-rotation-npe",
+        sink="confluent",
+        title="Scheduled rotation without a bare time-based partitioner kills the task (NPE in the rotation log line)",
+        cite="confluentinc/kafka-connect-storage-cloud#871",
+        also=("confluentinc/kafka-connect-storage-cloud#867",),
+        affected=(("11.0.1", "11.0.2"),),  # #867 came with 11.0.1; 10.6.8 got #867 and #871 together
+        fixed_in=("11.0.2",),
+        needs=scheduled_without_extractor,
+        needs_text="rotate.schedule.interval.ms > 0 with a partitioner that is not time-based, or a wrapped one "
+                   "(s3.schema.partition.affix.type, behavior.on.null.values=write)",
+        symptom="the first record that arrives after a schedule boundary while a file is open fails the task with "
+                "a NullPointerException in TopicPartitionWriter.checkRotationOrAppend (the log line's "
+                "currentTimestamp - baseRecordTimestamp, both null); nothing after the open file is written",
+        workaround="take 11.0.2 or later (or stay on 11.0.0); on 11.0.1 a bare time-based partitioner with "
+                   "timestamp.extractor avoids it",
+        scenarios=("rotate-schedule-steady-stream",),
+        signature=r"NullPointerException[\s\S]*checkRotationOrAppend",
+    ),
+    KnownBug(
+        id="confluent-field-partitioner-null",
+        sink="confluent",
+        title="FieldPartitioner on an optional INT or BOOLEAN field that is null kills the task",
+        cite="confluentinc/kafka-connect-storage-common#438",
+        also=("confluentinc/kafka-connect-storage-common#439",),
+        # storage-common 11.2.23 and earlier on these lines; 11.2.27 (in 11.0.7) and 11.2.32 (in 10.6.12) have #438
+        affected=(("10.6.0", "10.6.12"), ("11.0.0", "11.0.7")),
+        fixed_in=("10.6.12", "11.0.7", "12.0.0"),
+        needs=field_partitioner,
+        needs_text="partitioner.class=FieldPartitioner (and an optional INT8-64 or BOOLEAN partition field whose value is null)",
+        symptom="NullPointerException in FieldPartitioner.encodePartition (\"Cannot invoke Object.toString() because "
+                "record is null\"); the task FAILED even with errors.tolerance=all and a dead-letter queue, and the "
+                "records the fixed version writes under <field>=null/ are missing",
+        workaround="take 11.0.7 (10.6.12 on the 10.6 line) or later; or make the field non-null (an SMT that sets a "
+                   "default) before the sink",
+        scenarios=("field-partition-decimals",),
+        signature=r"NullPointerException[\s\S]*FieldPartitioner",
+    ),
+    KnownBug(
+        id="confluent-wrapped-partitioner-rotation",
+        sink="confluent",
+        title="rotate.interval.ms and partition-change rotation silently ignored when the partitioner is wrapped",
+        cite="confluentinc/kafka-connect-storage-cloud#904",
+        also=(),
+        affected=(("10.4.0", "12.1.0"),),  # the wrappers came with 10.4.0 (affix, tombstone writing)
+        fixed_in=("12.1.0",),
+        needs=wrapped_time_rotation,
+        needs_text="a time-based partitioner with rotate.interval.ms, wrapped by s3.schema.partition.affix.type or "
+                   "behavior.on.null.values=write",
+        symptom="files rotate only on flush.size (or scheduled rotation): fewer, larger objects than documented, "
+                "records of one time window held open until flush.size is reached; no error anywhere",
+        workaround="take 12.1.0 or later; or use rotate.schedule.interval.ms, which the wrapper does not hide",
+        # the two tombstone scenarios of the time suite meet it too (behavior.on.null.values=write):
+        # on 11.0.1 record 7 of the record-field windows joins the file at 5 and the interval
+        # rotation's file is never closed
+        scenarios=("tombstones-with-record-time-rotation", "tombstones-amid-interval-rotation",
+                   "tombstones-amid-record-field-windows"),
+    ),
+    KnownBug(
+        id="confluent-error-inside-complete-200",
+        sink="confluent",
+        title="An error inside CompleteMultipartUpload's 200 answer kills the task (AWS SDK v1)",
+        cite="confluentinc/kafka-connect-storage-cloud#858",
+        also=(),
+        affected=((None, "11.0.0"),),  # every release bundling the AWS SDK v1
+        fixed_in=("11.0.0",),
+        needs=lambda cfg: True,  # every file is a multipart upload (R7.1)
+        needs_text="any config: every file is completed by CompleteMultipartUpload",
+        symptom="S3 answers 200 with an InternalError inside; the SDK v1 throws it at once without retrying and "
+                "the task FAILED until restarted (no data lost: the offsets were not committed)",
+        workaround="take 11.0.0 or later (AWS SDK v2 retries it, R7.4); or restart the failed task",
+        scenarios=("error-inside-200-not-applied", "error-inside-200-with-keys", "error-inside-200-applied"),
+        signature=r"(?=[\s\S]*InternalError)[\s\S]*[Cc]ompleteMultipartUpload",
+    ),
+    KnownBug(
+        id="confluent-close-drops-kept-writers",
+        sink="confluent",
+        title="A cooperative rebalance kills the task that keeps partitions: close() drops every writer (R1.7)",
+        cite="confluentinc/kafka-connect-storage-cloud#950",
+        also=("confluentinc/kafka-connect-storage-cloud#649", "confluentinc/kafka-connect-storage-cloud#648",
+              "confluentinc/kafka-connect-storage-cloud#954"),
+        # 10.0.37 closes only the revoked writers (commit ad113d8b), lost again in the merges into
+        # 10.1+; #950 (12.1.x) and #954 (10.6.x backport) came after every release here
+        affected=((None, "10.0.37"), ("10.1.0", None)),
+        fixed_in=("10.0.37",),
+        needs=cooperative_assignor,
+        needs_text="consumer.override.partition.assignment.strategy=CooperativeStickyAssignor (cooperative "
+                   "rebalancing), with partitions moving while a task keeps others (tasks.max above one; a task "
+                   "or worker leaving or joining)",
+        symptom="the next record of a partition the task kept fails it: ConnectException \"No writer found for "
+                "topic partition ...\" (a NullPointerException in S3SinkTask.put before 10.6.11/11.0.8/12.0.0); "
+                "the task FAILED, nothing after is written until it is restarted",
+        workaround="keep the eager default assignor (no partition.assignment.strategy override); restart the "
+                   "failed task",
+        scenarios=("cooperative-worker-joins-then-leaves",),
+        # the NullPointerException thrown in put itself (its first frame), not one thrown below it
+        signature=r"No writer found for topic partition|NullPointerException[^\n]*\n\s*at io\.confluent\.connect\.s3\.S3SinkTask\.put",
+    ),
+)
