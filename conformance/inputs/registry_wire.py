@@ -261,6 +261,15 @@ def _canonical(text: str, schema_type: str = "AVRO") -> str:
         return text
 
 
+def _equality_key(text: str, schema_type: str) -> str:
+    from adapters.registry.avro_schemas import AvroSchemaError, equality_key
+
+    try:
+        return equality_key(text)
+    except AvroSchemaError:
+        return text
+
+
 class SnapshotRegistry:
     """A registry as a run left it, standing in for it when the scenario's records are written
     again (the model's input): registering a schema gives the id the run's producer got for it,
@@ -270,10 +279,15 @@ class SnapshotRegistry:
         self._snapshot = snapshot
 
     def register(self, subject: str, schema_text: str, schema_type: str = "AVRO") -> int:
-        want = _canonical(schema_text, schema_type)
-        found = next((sv.id for sv in self._snapshot.subjects.get(subject, ())
-                      if (s := self._snapshot.schema(sv.id)) is not None and s.schema_type == schema_type
-                      and _canonical(s.text, schema_type) == want), None)
+        # as the registry answered the producer: a schema equal to one the subject holds but for
+        # its docs and aliases (Avro's Schema.equals) is that one, under its id
+        same = _equality_key if schema_type == "AVRO" else _canonical
+        want = _canonical(schema_text, schema_type), same(schema_text, schema_type)
+        held = [(sv.id, s) for sv in self._snapshot.subjects.get(subject, ())
+                if (s := self._snapshot.schema(sv.id)) is not None and s.schema_type == schema_type]
+        found = next((i for i, s in held if _canonical(s.text, schema_type) == want[0]), None)
+        if found is None:
+            found = next((i for i, s in held if same(s.text, schema_type) == want[1]), None)
         if found is None:
             raise RegistryNotation(f"the run's registry holds no such {schema_type} schema under {subject}: "
                                    f"{schema_text[:80]}")
