@@ -40,4 +40,9 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     # the rebalance shapes are drawn last, so the draws above stay what they were for a seed;
     # the rules kept are those that can fire around every step, theirs included
     sc = with_rebalance_shapes(draw, Scenario("generated", cfg, topics, records, faults), connector is None, with_faults)
+    # a config update mid-stream (a larger flush.size) can leave the last file open again: the
+    # stream closes one under the config it ends with too (appended, so every step keeps its place)
+    updated = {k: v for f in sc.faults if f.kind == "update-config" for k, v in f.params.get("config", {}).items()}
+    if updated:
+        sc = replace(sc, records=closing_a_file({**sc.connector, **updated}, sc.records))
     return replace(sc, faults=that_can_fire(sc.connector, sc.records, sc.faults))

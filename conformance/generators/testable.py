@@ -120,6 +120,12 @@ def closing_a_file(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[d
     from reference_impl.config import ConfigError
     from reference_impl.engine.model import PutSpec, expect
 
+    # records that kill the task go after a committed object (fatal_after_a_commit), which the
+    # others must make: they are what is read here
+    keys = cfg.get("store.kafka.keys", "false").lower() == "true"
+    headers = cfg.get("store.kafka.headers", "false").lower() == "true"
+    fatal_nulls = cfg.get("behavior.on.null.values", "fail").lower() == "fail"
+    whole, records = records, [r for r in records if not kills_task(r, keys, headers, fatal_nulls)]
     try:
         config = sink_config(cfg)
         received = sink_records(cfg, records, placed_offsets(records))
@@ -127,21 +133,21 @@ def closing_a_file(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[d
         if exp.constraints is not None and exp.task_failure is None and received:
             exp = expect(config, received, [PutSpec(0, len(received))])
     except (ConfigError, ValueError):
-        return records
+        return whole
     if (exp.constraints is not None or exp.task_failure is not None or exp.open == []
             or any(o.value_object for o in exp.objects)):
-        return records
+        return whole
     last_of = {(r["topic"], int(r["partition"])): r for r in records if r.get("value") is not None}
     f = next((o for o in exp.open if (o.topic, o.partition) in last_of), None)
     need = config.flush_size - len(f.offsets) if f is not None else 0
     if f is None or not 0 < need <= MAX_FILL:
-        return records
+        return whole
     last = last_of[(f.topic, f.partition)]
-    seq = max((s for s in (_seq(r.get("value")) for r in records) if s is not None), default=-1) + 1
+    seq = max((s for s in (_seq(r.get("value")) for r in whole) if s is not None), default=-1) + 1
     fill = [{**last, "value": _with_seq(last["value"], seq + i)} for i in range(need)]
     if any(_seq(r["value"]) != seq + i for i, r in enumerate(fill)):
-        return records  # a value that cannot carry another seq: the checkers could not tell them apart
-    return records + fill
+        return whole  # a value that cannot carry another seq: the checkers could not tell them apart
+    return whole + fill
 
 
 def _seq(value: Any) -> int | None:
