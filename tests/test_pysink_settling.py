@@ -323,3 +323,54 @@ def test_R3_1_a_rule_under_the_wallclock_extractor_counts_only_the_uploads_flush
     assert [f.kind for f in kept] == ["wait", "wait", "wait", "crash"]
     r = run_scenario(dataclasses.replace(sc, faults=kept), "pysink", tmp_path)
     assert r.status == "pass", [(v.property, v.status) for v in r.verdicts if v.status != "pass"]
+
+
+def _hang_across_update(operation: str) -> Scenario:
+    """flush.size=3 on Record time; the first file's `operation` hangs; flush.size becomes 6 (a
+    graceful restart that cannot wait for the hung instance), the new task writes and commits
+    offsets 0-5 as one file; then the hang is released."""
+    config = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "s3.bucket.name": "sinkcheck",
+              "storage.class": "io.confluent.connect.s3.storage.S3Storage", "flush.size": "3",
+              "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+              "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+    recs = [{"topic": "t", "partition": 0, "timestamp": 1714557600000 + i, "key": None, "value": {"seq": i},
+             "headers": []} for i in range(9)]
+    return Scenario("hang-across-update", config, {"t": 1}, recs, [
+        FaultStep(0, "s3", {"operation": operation, "action": "hang", "nth": 1, "name": "hung"}),
+        FaultStep(3, "wait-fired", {"rule": "hung", "seconds": 10.0}),
+        FaultStep(3, "update-config", {"config": {"flush.size": "6"}}),
+        FaultStep(9, "wait", {"seconds": 1.0}),
+        FaultStep(9, "release", {"rule": "hung"}),
+        FaultStep(9, "wait", {"seconds": 1.0})])
+
+
+def test_R1_8_an_instance_stopped_inside_a_hung_upload_completes_nothing_over_the_new_tasks_object(tmp_path):
+    """The instance the update stopped was parked in the UploadPart of t+0+0 (offsets 0-2); the
+    restart went ahead without it and the new task committed t+0+0 with offsets 0-5. Released,
+    the old instance used to complete its stale 3-record upload over that key: offsets 3-5
+    gone, committed (no-loss, commit-safety). Asked to stop, it now completes nothing: it
+    aborts its upload and exits, committing nothing."""
+    r = run_scenario(_hang_across_update("UploadPart"), "pysink", tmp_path)
+    assert [(f.kind, f.fired) for f in r.observation.faults if f.kind == "s3"] == [("s3", True)]
+    final = r.observation.final_bucket
+    assert [(o.key, o.body.count(b"\n")) for o in final.objects] == [("topics/t/partition=0/t+0+0000000000.json", 6)]
+    assert final.open_uploads == ()
+    assert r.observation.final_offsets == {"t-0": 6}
+    assert [v.property for v in r.verdicts if v.claimed and v.status == "fail"] == []
+
+
+def test_R1_8_a_hung_upload_across_a_config_update_under_scheduled_rotation_loses_nothing(tmp_path):
+    """`sinkcheck run --target pysink` generated-521, shrunk: ByteArrayFormat with keys and
+    headers, HourlyPartitioner on Wallclock, rotate.schedule.interval.ms=2000, flush.size 3 -> 6.
+    The first instance hangs in the UploadPart of orders+0+3 (offsets 3-5); after the update the
+    second writes orders+0+3 with offsets 3-8, commits 15 and dies at offset 19 (no headers,
+    R11.4); a crash, then the release: the first instance's Complete replaced the 6-record object
+    with its 3 records, and orders-0@6-8 were lost behind committed offset 15."""
+    sc = Scenario.load(FIXTURES / "hang-across-config-update-wallclock.json")
+    r = run_scenario(sc, "pysink", tmp_path)
+    key = "topics/orders/year=2026/month=01/day=01/hour=00/orders+0+0000000003.bin"
+    assert [o.body.count(b"\n") for o in r.observation.final_bucket.objects if o.key == key] == [6]
+    assert r.observation.final_bucket.open_uploads == ()
+    assert [v.property for v in r.verdicts if v.claimed and v.status == "fail"] == []

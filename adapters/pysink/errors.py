@@ -10,6 +10,11 @@ class Fenced(Exception):
     """The group has moved on: this instance no longer owns its partitions."""
 
 
+class Stopped(Fenced):
+    """The instance was asked to stop while in a put (an S3 call of it hung): it completes no
+    more uploads, since the task may already run again elsewhere (SinkInstance.s3)."""
+
+
 class SinkConfigError(ValueError):
     """The connector config asks for something the Python sink does not do (names the property)."""
 

@@ -35,14 +35,15 @@ import time
 from typing import Any, Callable
 
 from adapters.pysink.encoding import convert
-from adapters.pysink.errors import Fenced, Killed, Retriable, SinkConfigError, TaskFailed, is_retriable
+from adapters.pysink.errors import Fenced, Killed, Retriable, SinkConfigError, Stopped, TaskFailed, is_retriable
 from adapters.pysink.log import TP, InProcessLog, LogRecord
 from adapters.pysink.settings import MIN_PART, SinkSettings
 from adapters.pysink.writer import Writer
 
 # the sink's names, those of the modules it was split into included
 __all__ = ["Clock", "wall_clock", "ManualClock", "SinkTask", "SinkInstance", "InProcessSink", "PySink", "Writer",
-           "SinkSettings", "MIN_PART", "Killed", "Fenced", "SinkConfigError", "TaskFailed", "Retriable", "is_retriable"]
+           "SinkSettings", "MIN_PART", "Killed", "Fenced", "Stopped", "SinkConfigError", "TaskFailed", "Retriable",
+           "is_retriable"]
 
 Clock = Callable[[], int]
 
@@ -212,6 +213,17 @@ class SinkInstance:
 
     def s3(self, op: str, **kw: Any) -> Any:
         self._gate()
+        if op == "complete_multipart_upload" and self.stopping.is_set():
+            # A stop is graceful only while the instance ends before the task runs again. One
+            # still inside a put when asked to stop (an S3 call of it hung) may outlive the stop:
+            # the restart goes ahead without it (stop()'s timeout; a simulation's parked
+            # instance), and the new instance writes the same keys, under the new config's
+            # boundaries too. A Complete now would land this instance's stale file over the new
+            # object of the same key: records the new instance committed would be gone (P-NOLOSS,
+            # seen: a hung UploadPart across update-config). So it completes nothing more: its
+            # files are aborted on the way out and nothing is committed, as a stop asks (R1.7,
+            # R1.8); the records are the new instance's to write.
+            raise Stopped(f"asked to stop: {kw.get('Key')} is not completed")
         out = getattr(self.s3_client, op)(**kw)
         self._gate()  # a pause during the call freezes the instance right after it
         return out
@@ -222,7 +234,8 @@ class SinkInstance:
         self.running.set()
 
     def stop(self, timeout_s: float = 10) -> None:
-        """Stop gracefully: finish the current poll, close every writer, commit nothing."""
+        """Stop gracefully: finish the current poll without completing a file (s3), close every
+        writer, commit nothing."""
         self.stopping.set()
         if self.thread is not None and self.thread.is_alive():
             self.thread.join(timeout_s)
@@ -273,6 +286,13 @@ class SinkInstance:
                     self.stopping.wait(self.poll_interval_s)
         except Killed:
             self.exited = "killed"
+        except Stopped as e:  # a stop overtook its put: close (abort its uploads), commit nothing
+            self.exited = "stopped"
+            self.journal_event("stopped", str(e))
+            try:
+                self.task.close()
+            except (Killed, Exception):
+                pass
         except Fenced as e:
             self.exited = f"fenced: {e}"
             self._on_fenced()
