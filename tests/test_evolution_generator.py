@@ -37,7 +37,9 @@ def test_each_kind_of_change_applies_to_a_schema_that_has_what_it_changes():
         {"field": "meta", "type": "struct", "name": "meta", "optional": True,
          "fields": [{"field": "source", "type": "string", "optional": False}]},
         {"field": "tags", "type": "map", "optional": False, "keys": {"type": "string", "optional": False},
-         "values": {"type": "double", "optional": False}}]}
+         "values": {"type": "double", "optional": False}},
+        {"field": "amount", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
+         "parameters": {"scale": "2"}, "optional": False}]}
     for kind in KINDS:
         targets = _changeable(kind, base, ("seq",), avro=False)
         assert targets, kind

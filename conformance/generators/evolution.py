@@ -12,6 +12,7 @@ Each version is the one before it with one or two changes a team makes to a valu
     nested-type       a field inside a struct, array or map changes type   (incompatible at any depth)
     rename            the schema's name                            (incompatible)
     require           an optional field becomes required, no default (an older record's null cannot go)
+    decimal-scale     a Decimal's scale                            (its parameters differ: incompatible)
 
 Through AvroConverter the changes are those a registry checking BACKWARD accepts (the first five,
 widening only where Avro widens: int to long, float to double), and each version is first
@@ -25,7 +26,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-KINDS = ("add-optional", "add-default", "drop", "widen", "doc", "nested-type", "rename", "require")
+KINDS = ("add-optional", "add-default", "drop", "widen", "doc", "nested-type", "rename", "require", "decimal-scale")
 REGISTRY_KINDS = ("add-optional", "add-default", "drop", "widen", "doc")
 # the fields every value keeps: how checkers find a record (seq), what partitioners read
 KEPT = ("seq", "region", "ts")
@@ -52,6 +53,8 @@ def _changeable(kind: str, schema: dict[str, Any], kept: tuple[str, ...], avro: 
         return [f["field"] for f in extras if f["type"] in ("struct", "array", "map") and _nested_leaf(f) is not None]
     if kind == "require":
         return [f["field"] for f in plain if f.get("optional") and "default" not in f]
+    if kind == "decimal-scale":
+        return [f["field"] for f in extras if f.get("name") == "org.apache.kafka.connect.data.Decimal"]
     return []
 
 
@@ -98,6 +101,9 @@ def _apply(kind: str, schema: dict[str, Any], target: str, version: int, avro: b
         out["name"] = f"{out.get('name') or 'order'}_v{version}"
     elif kind == "require":
         by_name[target]["optional"] = False
+    elif kind == "decimal-scale":
+        params = by_name[target].setdefault("parameters", {})
+        params["scale"] = str(int(params.get("scale", "0")) + 1)
     return out
 
 
