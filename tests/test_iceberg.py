@@ -17,7 +17,10 @@ pytestmark = pytest.mark.kafka
 TARGET = "kafka-connect:iceberg"
 # the tasks racing to create the table's namespace play in `sinkcheck run`, not here: four tasks
 # on a stack cost the default test run's budget, and the race is a matter of timing
-SCENARIOS = tuple(n for n in ICEBERG_OWN if n != "iceberg-tasks-create-namespace-at-once")
+# nor does a kill after a data file, a crash as iceberg-kill-during-commit's on a warm stack:
+# `sinkcheck run --target kafka-connect:iceberg` plays both
+SCENARIOS = tuple(n for n in ICEBERG_OWN if n not in ("iceberg-tasks-create-namespace-at-once",
+                                                      "iceberg-kill-after-data-file"))
 
 
 @pytest.fixture(scope="module")
