@@ -125,8 +125,6 @@ def incompatibility(mode: str, record: Schema | None, current: Schema | None,
     throws SchemaProjectorException (R14.5): a switch between schema'd and schemaless values, a
     missing version under BACKWARD, FORWARD or FULL."""
     mode = compatibility_mode(mode)
-    if record is None and current is None:
-        return None
     if record == current:
         # the connector compares identity here, and its converters hand out one Schema object per
         # distinct schema they read (JsonConverter's and AvroData's schema caches): equal is same

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from typing import Any
+from typing import Any, Callable
 
 from conformance.generators import values
 
@@ -42,6 +42,14 @@ def kills_task(record: dict[str, Any], keys: bool, headers: bool, fatal_nulls: b
             or (headers and (not record["headers"] or any(h[1] is None for h in record["headers"]))))
 
 
+def kills_task_under(cfg: dict[str, str]) -> Callable[[dict[str, Any]], bool]:
+    """kills_task with what `cfg` stores (keys, headers) and does with a null value."""
+    keys = cfg.get("store.kafka.keys", "false").lower() == "true"
+    headers = cfg.get("store.kafka.headers", "false").lower() == "true"
+    fatal_nulls = cfg.get("behavior.on.null.values", "fail").lower() == "fail"
+    return lambda record: kills_task(record, keys, headers, fatal_nulls)
+
+
 def fatal_after_a_commit(cfg: dict[str, str], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:
     """The stream with its first task-killing record (kills_task) in a later put than records
     that commit an object, and where that put starts (None: unchanged). A put that holds a
@@ -57,10 +65,8 @@ def fatal_after_a_commit(cfg: dict[str, str], records: list[dict[str, Any]]) -> 
     from reference_impl.config import ConfigError
     from reference_impl.engine.model import PutSpec, expect
 
-    keys = cfg.get("store.kafka.keys", "false").lower() == "true"
-    headers = cfg.get("store.kafka.headers", "false").lower() == "true"
-    fatal_nulls = cfg.get("behavior.on.null.values", "fail").lower() == "fail"
-    fatal = [kills_task(r, keys, headers, fatal_nulls) for r in records]
+    kills = kills_task_under(cfg)
+    fatal = [kills(r) for r in records]
     if not any(fatal):
         return records, None
     good = [r for r, f in zip(records, fatal) if not f]
@@ -89,7 +95,7 @@ def fatal_after_a_commit(cfg: dict[str, str], records: list[dict[str, Any]]) -> 
         lo, hi = (lo, mid) if commits(mid) else (mid + 1, hi)
     ahead = {id(r) for r in good[:lo]}
     stream = good[:lo] + [r for r in records if id(r) not in ahead]
-    return stream, next(i for i, r in enumerate(stream) if kills_task(r, keys, headers, fatal_nulls))
+    return stream, next(i for i, r in enumerate(stream) if kills(r))
 
 
 def placed_offsets(records: list[dict[str, Any]]) -> list[int]:
@@ -122,10 +128,8 @@ def closing_a_file(cfg: dict[str, str], records: list[dict[str, Any]]) -> list[d
 
     # records that kill the task go after a committed object (fatal_after_a_commit), which the
     # others must make: they are what is read here
-    keys = cfg.get("store.kafka.keys", "false").lower() == "true"
-    headers = cfg.get("store.kafka.headers", "false").lower() == "true"
-    fatal_nulls = cfg.get("behavior.on.null.values", "fail").lower() == "fail"
-    whole, records = records, [r for r in records if not kills_task(r, keys, headers, fatal_nulls)]
+    kills = kills_task_under(cfg)
+    whole, records = records, [r for r in records if not kills(r)]
     try:
         config = sink_config(cfg)
         received = sink_records(cfg, records, placed_offsets(records))
