@@ -374,3 +374,35 @@ def test_R1_8_a_hung_upload_across_a_config_update_under_scheduled_rotation_lose
     assert [o.body.count(b"\n") for o in r.observation.final_bucket.objects if o.key == key] == [6]
     assert r.observation.final_bucket.open_uploads == ()
     assert [v.property for v in r.verdicts if v.claimed and v.status == "fail"] == []
+
+
+def test_C4_a_complete_held_past_the_tasks_eviction_lands_late_and_is_a_zombie(tmp_path):
+    """generated-152 of `--profile default --seed 7`, shrunk: ByteArrayFormat with keys,
+    rotate.schedule.interval.ms=3000, flush.size=3. A task's CompleteMultipartUpload hangs; the
+    task is evicted (a crash, a worker leaving) and its successor commits orders+0+0 with two
+    records and the keys beside it; then S3 answers the held Complete and the evicted task's
+    one-record value object replaces the successor's. That is C4 (a zombie), though no task was
+    paused: no-loss and commit-safety are measured, not claimed, and the successor's keys
+    object beside the zombie's value object is compared with nothing."""
+    from conformance.judging.claims import C4, late_completion
+
+    sc = Scenario.load(FIXTURES / "complete-held-past-a-worker-removal.json")
+    assert late_completion(sc.faults)
+    r = run_scenario(sc, "pysink", tmp_path)
+    claim = next(v for v in r.verdicts if v.property == "contents")
+    assert claim.claimed
+    assert [v.property for v in r.verdicts if v.claimed and v.status == "fail"] == []
+    # the overwrite happened: the model's loss is measured, and the run says why it is allowed
+    assert {v.property for v in r.verdicts if v.status == "fail"} == {"no-loss", "commit-safety"}
+    assert C4 in r.claim.caveats
+
+
+def test_C4_a_held_complete_released_before_any_eviction_is_no_zombie():
+    hang = FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 1, "name": "h"})
+    release = FaultStep(2, "release", {"rule": "h"})
+    from conformance.judging.claims import late_completion
+
+    assert not late_completion([hang, release, FaultStep(3, "crash")])
+    assert late_completion([hang, FaultStep(1, "remove-worker"), release])
+    assert not late_completion([FaultStep(0, "s3", {"operation": "UploadPart", "action": "hang", "name": "h"}),
+                                FaultStep(1, "crash"), release])

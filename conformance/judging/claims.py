@@ -242,6 +242,10 @@ def spark_claims(faults: Iterable[FaultStep] = ()) -> list[Claim]:
 
 SDK_V1_COMPLETE = "R7.4 with SDK v1"
 C1 = "C1"  # several open files and a retriable S3 error: committed records written again (spec §16)
+C4 = "C4"  # a zombie's late upload replaces a newer object: its siblings may be its successor's (spec §16)
+# faults after which a task no longer owns its partitions, while a request it sent may still be
+# held by S3 (or by the network) and applied later
+EVICTIONS = ("crash", "pause", "rebalance", "kill-worker", "pause-worker", "add-worker", "remove-worker")
 
 
 def fatal_error_inside_complete(faults: Iterable[FaultStep], version: str | None) -> bool:
@@ -266,6 +270,24 @@ def conditional_writes(config: dict[str, str], version: str | None) -> bool:
         return sink_config(config, version).conditional_writes_active
     except (ConfigError, VersionError):
         return False
+
+
+def late_completion(faults: Iterable[FaultStep]) -> bool:
+    """Whether a held CompleteMultipartUpload or PutObject is released after its task was evicted
+    (C4): a worker abandons a task stuck in an S3 call when it stops it (Connect waits
+    task.shutdown.graceful.timeout.ms and goes on), and a killed process's request already sent
+    is applied when S3 answers it, so the evicted task's object lands after its successor's."""
+    held: set[str] = set()
+    evicted: set[str] = set()
+    for f in faults:
+        if f.kind == "s3" and f.params.get("action") == "hang" and f.params.get("operation") in (
+                "CompleteMultipartUpload", "PutObject", "*"):
+            held.add(str(f.params.get("name")))
+        elif f.kind in EVICTIONS:
+            evicted |= held
+        elif f.kind == "release" and str(f.params.get("rule")) in evicted:
+            return True
+    return False
 
 
 def several_open_files(config: dict[str, str]) -> bool:
@@ -331,16 +353,16 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     if exactly:
         props |= EXACTLY_ONCE
         reasons.append("deterministic partitioner and rotation: exactly-once (§16)")
-    zombie = any(f.kind in ("pause", "pause-worker") for f in faults)
+    zombie = any(f.kind in ("pause", "pause-worker") for f in faults) or late_completion(faults)
     # the Python sink sends If-None-Match where the connector does (R8.1)
     guarded = conditional_writes(config, version)
     if zombie and (scheduled or wallclock) and not guarded:
         props -= {"no-loss", "commit-safety"}
+        caveats.add(C4)
         reasons.append("C4: a zombie's late upload can overwrite a newer object of the same key with other records "
                        "(boundaries follow the wall clock, and conditional writes (R8) are off here): no-loss and "
-                       "commit-safety measured, not claimed")
-    process_faults = any(f.kind in ("crash", "pause", "rebalance", "kill-worker", "pause-worker", "add-worker",
-                                     "remove-worker") for f in faults)
+                       "commit-safety measured, not claimed, and a keys or headers object may be its successor's")
+    process_faults = any(f.kind in EVICTIONS for f in faults)
     s3_faults = any(f.kind == "s3" for f in faults)
     # a CreateMultipartUpload whose answer never came makes an upload the sink never heard of
     unknown_upload = any(f.kind == "s3" and f.params.get("action") == "drop-response"
