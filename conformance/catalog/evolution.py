@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from conformance.catalog.base import BASE, PUBLIC_T
-from conformance.catalog.registry import AVRO_FORMAT, AVRO_VALUES, BASE_AVRO, ORDER_V1, PARQUET_FORMAT, TOPIC, order
+from conformance.catalog.registry import (AVRO_FORMAT, AVRO_VALUES, BASE_AVRO, ORDER_V1, ORDER_V2, PARQUET_FORMAT,
+                                          TOPIC, order)
 from conformance.inputs.scenario import Scenario
 
 # v2: a required field with a default (a projected v1 record gets it), an optional field, an
@@ -73,6 +74,97 @@ def evolution_full_parquet() -> Scenario:
            "s3.part.size": str(5 * 1024 * 1024)}
     return Scenario("evolution-full-parquet", cfg, {TOPIC: 1}, _avro("1211221"),
                     notes="R14.3 under FULL, Parquet")
+
+
+# --- what only Avro has: documentation, enums, unions, records in arrays -----------------------------
+
+def _versions(versions: str, schemas: dict[str, dict[str, Any]],
+              payloads: dict[str, Callable[[int], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One record per letter, written with schemas[letter], one partition."""
+    return [{"topic": TOPIC, "partition": 0, "timestamp": PUBLIC_T + i * 1000, "key": f"order-{i % 7}",
+             "value": {"schema": schemas[v], "payload": payloads[v](i)}, "headers": [["source", "shop"]]}
+            for i, v in enumerate(versions)]
+
+
+# v2 documents the record anew and adds an optional field (a doc alone would be the same schema to
+# the registry, Avro's Schema.equals, which would answer it with v1's id); v3 adds another field
+# and keeps v2's doc
+ORDER_REDOCUMENTED: dict[str, Any] = {**ORDER_V2, "doc": "An order as the shop emits it, with the channel it came by"}
+ORDER_REDOCUMENTED_V3: dict[str, Any] = {**ORDER_REDOCUMENTED, "fields": [
+    *ORDER_REDOCUMENTED["fields"], {"name": "referrer", "type": ["null", "string"], "default": None}]}
+
+
+def evolution_record_doc_avro() -> Scenario:
+    """BACKWARD with AvroConverter and JsonFormat: version 2 adds an optional field and rewrites
+    the record's doc, version 3 adds another field. AvroData puts a record doc in the Connect
+    parameter `io.confluent.connect.avro.record.doc`, which storage-common's
+    filterMetadataParameters (12.0.12, SchemaProjector.java lines 163-183) does not drop (it drops
+    `connect.record.doc`, which AvroData writes only under discard.type.doc.default=true, and the
+    field docs): so a version 1 record after a newer file rotates it (DIFFERENT_PARAMS), where a
+    version 2 record after a version 3 file, whose doc is the same, is projected onto it, its
+    map's entries in the order of projectMap's new HashMap (R14.3, R14.7)."""
+    cfg = {**BASE_AVRO, **AVRO_VALUES, "flush.size": "3", "schema.compatibility": "BACKWARD"}
+    v2 = lambda i: {**order(i), "channel": ["web", "app"][i % 2]}  # noqa: E731
+    v3 = lambda i: {**v2(i), "referrer": [None, "ads"][i % 2]}  # noqa: E731
+    return Scenario("evolution-record-doc-avro", cfg, {TOPIC: 1},
+                    _versions("1123213221", {"1": ORDER_V1, "2": ORDER_REDOCUMENTED, "3": ORDER_REDOCUMENTED_V3},
+                              {"1": order, "2": v2, "3": v3}),
+                    notes="R14.3: a record doc is a parameter the check compares: an older record rotates")
+
+
+# v2 drops an enum symbol (the enum's default stays, so a registry checking BACKWARD takes it)
+ORDER_FEWER_STATUSES: dict[str, Any] = {**ORDER_V1, "fields": [
+    {**f, "type": {**f["type"], "symbols": ["NEW", "PAID"]}} if f["name"] == "status" else f for f in ORDER_V1["fields"]]}
+
+
+def evolution_enum_symbol_dropped_avro() -> Scenario:
+    """BACKWARD with AvroConverter and AvroFormat: version 2's enum lost a symbol. An older record
+    after a newer file rotates it, whatever its own value: its enum's symbols are not a subset of
+    the file's (DIFFERENT_PARAMS), where a symbol gained (evolution-backward-avro) is projected (R14.3)."""
+    cfg = {**BASE_AVRO, **AVRO_VALUES, "format.class": AVRO_FORMAT, "flush.size": "3", "schema.compatibility": "BACKWARD"}
+    v2 = lambda i: {**order(i), "status": ["NEW", "PAID"][i % 2]}  # noqa: E731
+    return Scenario("evolution-enum-symbol-dropped-avro", cfg, {TOPIC: 1},
+                    _versions("1122112221", {"1": ORDER_V1, "2": ORDER_FEWER_STATUSES}, {"1": order, "2": v2}),
+                    notes="R14.3: an enum that lost a symbol takes no older record")
+
+
+# v2: the union gains a branch, the records in the `lines` array gain an optional field, the
+# nested customer record loses its optional one
+def _union_nested(f: dict[str, Any]) -> dict[str, Any]:
+    if f["name"] == "coupon":
+        return {**f, "type": ["null", "string", "long", "double"]}
+    if f["name"] == "lines":
+        line = f["type"]["items"]
+        return {**f, "type": {**f["type"], "items": {**line, "fields": [
+            *line["fields"], {"name": "discount", "type": ["null", "int"], "default": None}]}}}
+    if f["name"] == "customer":
+        return {**f, "type": {**f["type"], "fields": [g for g in f["type"]["fields"] if g["name"] != "tier"]}}
+    return f
+
+
+ORDER_UNION_NESTED: dict[str, Any] = {**ORDER_V1, "fields": [_union_nested(f) for f in ORDER_V1["fields"]]}
+
+
+def _union_nested_order(i: int) -> dict[str, Any]:
+    o = order(i)
+    return {**o, "coupon": 12.5 if i % 3 == 2 else o["coupon"],  # a double: the new branch
+            "lines": [{**line, "discount": [None, 5][j % 2]} for j, line in enumerate(o["lines"])],
+            "customer": {"id": o["customer"]["id"]}}
+
+
+def evolution_union_nested_forward_avro() -> Scenario:
+    """FORWARD with AvroConverter and JsonFormat: version 2's union gains a branch (Connect's
+    `io.confluent.connect.avro.Union` struct gains an optional field), the records in an array
+    gain an optional field and a nested record loses one. A newer record after an older file is
+    projected onto it at every depth: the array's records without the new field, the nested
+    record's lost field null, and a coupon in the new branch (a double) written as a union of
+    nulls, the file's schema having no branch for it; an older record after a newer file rotates
+    (R14.4, R14.7)."""
+    cfg = {**BASE_AVRO, **AVRO_VALUES, "flush.size": "3", "schema.compatibility": "FORWARD"}
+    return Scenario("evolution-union-nested-forward-avro", cfg, {TOPIC: 1},
+                    _versions("1122211222", {"1": ORDER_V1, "2": ORDER_UNION_NESTED},
+                              {"1": order, "2": _union_nested_order}),
+                    notes="R14.4: projected at every depth; a union value in a new branch is lost")
 
 
 # --- JSON with schemas: versions in the records, no registry to refuse a change --------------------
@@ -155,4 +247,7 @@ EVOLUTION_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "evolution-nested-type-json": evolution_nested_type_json,
     "evolution-forward-map-json": evolution_forward_map_json,
     "evolution-lowercase-backward-json": evolution_lowercase_backward_json,
+    "evolution-record-doc-avro": evolution_record_doc_avro,
+    "evolution-enum-symbol-dropped-avro": evolution_enum_symbol_dropped_avro,
+    "evolution-union-nested-forward-avro": evolution_union_nested_forward_avro,
 }
