@@ -240,6 +240,41 @@ def evolution_lowercase_backward_json() -> Scenario:
                     notes="R14.6: lower-case backward is NONE")
 
 
+def _stock_schema(version: int) -> dict[str, Any]:
+    """Stock levels per warehouse: a map whose values are records; version 2's records gain an
+    optional field and drop one."""
+    level = {"type": "struct", "name": "com.acme.Level", "optional": False, "fields": [
+        {"field": "qty", "type": "int32", "optional": False},
+        *([{"field": "bin", "type": "string", "optional": True}] if version == 1 else
+          [{"field": "reserved", "type": "int32", "optional": True}])]}
+    return {"type": "struct", "name": "com.acme.Stock", "optional": False, "version": version, "fields": [
+        {"field": "seq", "type": "int64", "optional": False},
+        {"field": "levels", "type": "map", "optional": False, "keys": {"type": "string", "optional": False},
+         "values": level}]}
+
+
+def _stock_records(versions: str) -> list[dict[str, Any]]:
+    out = []
+    for i, v in enumerate(versions):
+        extra = (lambda w: {"bin": f"B{w}{i % 3}" if i % 2 else None}) if v == "1" else \
+            (lambda w: {"reserved": i % 4 if w != "north" else None})
+        levels = {w: {"qty": 10 * i + j, **extra(w)} for j, w in enumerate(("north", "south", "east")[: 1 + i % 3])}
+        out.append({"topic": "stock.levels", "partition": 0, "timestamp": PUBLIC_T + i * 1000, "key": f"sku-{i % 4}",
+                    "value": {"schema": _stock_schema(int(v)), "payload": {"seq": i, "levels": levels}},
+                    "headers": []})
+    return out
+
+
+def evolution_map_of_records_json() -> Scenario:
+    """FULL with JsonConverter schemas: the records in a map's values gain an optional field and
+    lose one in version 2. An older record after a newer file is projected entry by entry, each
+    record without the field the file's lacks and with the new one null; a newer record after an
+    older file rotates it (R14.3, R14.7)."""
+    cfg = {**JSON_SCHEMAS, "flush.size": "3", "schema.compatibility": "FULL"}
+    return Scenario("evolution-map-of-records-json", cfg, {"stock.levels": 1}, _stock_records("1221121112"),
+                    notes="R14.3 under FULL: records inside a map projected")
+
+
 EVOLUTION_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "evolution-backward-avro": evolution_backward_avro,
     "evolution-forward-avro": evolution_forward_avro,
@@ -250,4 +285,5 @@ EVOLUTION_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "evolution-record-doc-avro": evolution_record_doc_avro,
     "evolution-enum-symbol-dropped-avro": evolution_enum_symbol_dropped_avro,
     "evolution-union-nested-forward-avro": evolution_union_nested_forward_avro,
+    "evolution-map-of-records-json": evolution_map_of_records_json,
 }
