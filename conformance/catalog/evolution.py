@@ -5,9 +5,11 @@ Confluent's connector's (and the Python sink's, which follows it): the other sin
 
 The Avro ones go through the registry as a deployment's do (the stack's registry checks each new
 version BACKWARD, as Confluent's does by default), so their changes are ones a registry accepts:
-a field added with a default, an optional field, an enum gaining a symbol, a doc. The JSON ones
-carry their schemas and versions in every record (JsonConverter with schemas), where nothing
-checks a change, so they show what no registry would let through: a nested field changing type.
+a field added with a default, an optional field, an enum gaining or losing a symbol (its default
+kept), a union gaining a branch, a field added to or dropped from a nested record, a doc (with
+another change: a doc alone is the same schema to a registry). The JSON ones carry their schemas
+and versions in every record (JsonConverter with schemas), where nothing checks a change, so they
+show what no registry would let through: a nested field changing type.
 """
 from __future__ import annotations
 
