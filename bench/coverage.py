@@ -51,7 +51,7 @@ def measure(profile: str, seed: int, target: str, out: Path) -> dict:
         return sum(1 for e in mine if e["expected_objects"] is not None), len(mine)
 
     return {
-        "evolving": evolving(profile, None if profile == "ci" else seed, target),
+        **evolving(profile, None if profile == "ci" else seed, target),
         "by_kind": {k: share(k) for k in WALL_KINDS},
         "profile": profile, "exit": code, "runs": len(runs), "wall_s": time.monotonic() - started,
         "exact": sum(1 for e in runs if e["expected_objects"] is not None) / n,
@@ -63,9 +63,10 @@ def measure(profile: str, seed: int, target: str, out: Path) -> dict:
 
 
 def evolving(profile: str, seed: int | None, target: str) -> dict:
-    """(converter, schema.compatibility) -> generated streams that write more than one value
-    schema under it: the scenarios `run` draws for the profile (the same seed, the same list)."""
-    from conformance.generators.evolution import evolving_streams
+    """The scenarios `run` draws for the profile (the same seed, the same list): under `evolving`,
+    (converter, schema.compatibility) -> generated streams that write more than one value schema
+    under it; under `changes`, (converter, change) -> streams with a version that makes it."""
+    from conformance.generators.evolution import evolution_changes, evolving_streams
     from conformance.inputs.targets import target_kind
     from conformance.playing.generated import generated_scenarios
     from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
@@ -73,7 +74,8 @@ def evolving(profile: str, seed: int | None, target: str) -> dict:
     n, derandomize, max_records = PROFILES[profile]
     if target.split(":")[0] == "pysink" and ":broker" not in target:
         n = SIMULATED_EXAMPLES[profile]
-    return dict(evolving_streams(generated_scenarios(n, seed, derandomize, max_records, kinds=(target_kind(target),))))
+    scenarios = generated_scenarios(n, seed, derandomize, max_records, kinds=(target_kind(target),))
+    return {"evolving": dict(evolving_streams(scenarios)), "changes": dict(evolution_changes(scenarios))}
 
 
 def main() -> None:
@@ -100,6 +102,10 @@ def main() -> None:
     for conv in ("json-schemas", "avro"):
         for mode in ("NONE", "BACKWARD", "FORWARD", "FULL"):
             print(f"{conv + ' ' + mode:<24}" + "".join(f"{r['evolving'].get((conv, mode), 0):>12}" for r in rows))
+    print("\nthe changes those streams' versions make, by converter (streams with one):")
+    print(f"{'converter / change':<44}" + "".join(f"{r['profile']:>12}" for r in rows))
+    for conv, change in sorted({k for r in rows for k in r["changes"]}):
+        print(f"{conv + ' ' + change:<44}" + "".join(f"{r['changes'].get((conv, change), 0):>12}" for r in rows))
     print("\nfault kinds, fired / scheduled:")
     kinds = sorted({k for r in rows for k in r["faults"]})
     print(f"{'fault':<48}" + "".join(f"{r['profile']:>12}" for r in rows))

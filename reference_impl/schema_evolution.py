@@ -26,6 +26,7 @@ from enum import IntEnum
 from typing import Any, Sequence
 
 from reference_impl.connect_data import Schema, SinkRecord, Struct
+from reference_impl.javamap import as_hashmap
 
 MODES = ("NONE", "BACKWARD", "FORWARD", "FULL")
 _NUMERIC = ("int8", "int16", "int32", "int64", "float32", "float64")  # Connect's promotion order
@@ -189,8 +190,12 @@ def _project_required(source: Schema, value: Any, target: Schema, checks: Schema
     if t == "array":
         return [_project(source.items, v, target.items, checks) for v in value]  # type: ignore[arg-type]
     if t == "map":
-        return {_project(source.keys, k, target.keys, checks): _project(source.values, v, target.values, checks)  # type: ignore[arg-type]
-                for k, v in value.items()}
+        # projectMap puts the entries, as the source map iterates them, into a `new HashMap<>()`:
+        # they come out in the order of its 16 buckets, not the source's (AvroData's map has a
+        # table sized to its entries)
+        projected = {_project(source.keys, k, target.keys, checks): _project(source.values, v, target.values, checks)  # type: ignore[arg-type]
+                     for k, v in value.items()}
+        return as_hashmap(projected, target.keys.type)  # type: ignore[union-attr]
     if source.type != t and _promotable(source.type, t) and isinstance(value, (int, float)) \
             and not isinstance(value, bool):
         return _promote(value, t)

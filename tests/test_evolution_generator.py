@@ -8,8 +8,8 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.generators.evolution import (KINDS, REGISTRY_KINDS, _apply, _changeable, evolving_streams,
-                                              schema_versions, version_picks)
+from conformance.generators.evolution import (AVRO_KINDS, KINDS, REGISTRY_KINDS, _apply, _changeable, connect_changes,
+                                              evolution_changes, evolving_streams, schema_versions, version_picks)
 from conformance.generators.values import value_schemas
 
 
@@ -35,7 +35,9 @@ def test_each_kind_of_change_applies_to_a_schema_that_has_what_it_changes():
         {"field": "i32", "type": "int32", "optional": False},
         {"field": "note", "type": "string", "optional": True},
         {"field": "meta", "type": "struct", "name": "meta", "optional": True,
-         "fields": [{"field": "source", "type": "string", "optional": False}]},
+         "fields": [{"field": "source", "type": "string", "optional": False},
+                    {"field": "channel", "type": "string", "optional": True}]},
+        {"field": "day", "type": "int32", "name": "org.apache.kafka.connect.data.Date", "version": 1, "optional": True},
         {"field": "tags", "type": "map", "optional": False, "keys": {"type": "string", "optional": False},
          "values": {"type": "double", "optional": False}},
         {"field": "amount", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
@@ -44,9 +46,43 @@ def test_each_kind_of_change_applies_to_a_schema_that_has_what_it_changes():
         targets = _changeable(kind, base, ("seq",), avro=False)
         assert targets, kind
         assert _apply(kind, base, targets[0], 2, avro=False) != base, kind
-    assert set(REGISTRY_KINDS) < set(KINDS)
+    assert set(REGISTRY_KINDS) - set(AVRO_KINDS) < set(KINDS)
     assert _apply("widen", base, "i32", 2, avro=True)["fields"][1]["type"] == "int64"
-    assert _apply("nested-type", base, "tags", 2, avro=False)["fields"][4]["values"]["type"] == "string"
+    assert _apply("nested-type", base, "tags", 2, avro=False)["fields"][5]["values"]["type"] == "string"
+    assert [f["field"] for f in _apply("nested-drop", base, "meta/channel", 2, avro=False)["fields"][3]["fields"]] == ["source"]
+    assert "name" not in _apply("logical", base, "day", 2, avro=False)["fields"][4]
+    avro = {**base, "x-avro-extras": ("status", "coupon")}
+    for kind in AVRO_KINDS:
+        assert not _changeable(kind, avro, ("seq",), avro=False), kind  # JsonConverter carries no enums or unions
+        (target,) = _changeable(kind, avro, ("seq",), avro=True)
+        assert _apply(kind, avro, target, 2, avro=True)["x-avro-changes"], kind
+    assert _apply("enum-drop", avro, "status", 2, avro=True)["x-avro-changes"]["status"] == ["NEW", "PAID", "SHIPPED"]
+
+
+def test_the_changes_are_named_as_the_connector_sees_them():
+    """connect_changes, over the Connect schemas AvroData makes of a producer's versions: an enum's
+    symbols, a union's branches, a record's fields in an array, a logical type, a namespace."""
+    from conformance.generators.avro_values import producer_schema
+    from reference_impl.avro_binary import parse
+    from reference_impl.avro_data import to_connect_schema
+
+    base = {"type": "struct", "name": "order", "optional": False, "fields": [
+        {"field": "seq", "type": "int64", "optional": False},
+        {"field": "day", "type": "int32", "name": "org.apache.kafka.connect.data.Date", "version": 1, "optional": True},
+        {"field": "points", "type": "array", "optional": True, "items": {
+            "type": "struct", "name": "point", "optional": False,
+            "fields": [{"field": "x", "type": "int16", "optional": False}]}}],
+        "x-avro-extras": ("status", "coupon")}
+
+    def connect(v):
+        plain = {k: x for k, x in v.items() if not k.startswith("x-avro-")}
+        return to_connect_schema(*parse(producer_schema(plain, v["x-avro-extras"], v.get("x-avro-changes"))))
+
+    expect = {("enum-add", "status"): {"enum symbols added"}, ("enum-drop", "status"): {"enum symbols dropped"},
+              ("union-add", "coupon"): {"union branches added"}, ("nested-add", "points"): {"nested fields added"},
+              ("logical", "day"): {"logical type changed"}, ("namespace", "*"): {"namespace changed"}}
+    for (kind, target), names in expect.items():
+        assert names <= connect_changes(connect(base), connect(_apply(kind, base, target, 2, avro=True))), kind
 
 
 @settings(max_examples=80, deadline=None)
@@ -69,10 +105,14 @@ def test_avro_versions_are_accepted_by_a_registry_checking_backward(data):
     from conformance.generators.avro_values import producer_schema
     from conformance.inputs.registry_wire import schema_text
 
+    from conformance.generators.avro_values import avro_only_extras
+
     registry = InMemoryRegistry("BACKWARD")
-    base = data.draw(value_schemas())
+    base = {**data.draw(value_schemas()), "x-avro-extras": data.draw(avro_only_extras())}
     for v in data.draw(schema_versions(base, avro=True)):
-        registry.register("orders-value", schema_text(producer_schema(v)), "AVRO")  # raises if refused
+        plain = {k: x for k, x in v.items() if not k.startswith("x-avro-")}
+        text = schema_text(producer_schema(plain, v["x-avro-extras"], v.get("x-avro-changes")))
+        registry.register("orders-value", text, "AVRO")  # raises if refused
 
 
 def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_and_registry_converter():
@@ -80,5 +120,10 @@ def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_a
     from conformance.playing.generated import generated_scenarios
     from conformance.playing.session import SIMULATED_EXAMPLES
 
-    seen = evolving_streams(generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",)))
+    scenarios = generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",))
+    seen = evolving_streams(scenarios)
     assert set(seen) >= {(c, m) for c in ("json-schemas", "avro") for m in ("NONE", "BACKWARD", "FORWARD", "FULL")}, seen
+    changes = evolution_changes(scenarios)
+    assert {("avro", c) for c in ("enum symbols added", "enum symbols dropped", "union branches added",
+                                  "namespace changed")} <= set(changes), changes
+    assert {("json-schemas", c) for c in ("nested fields added", "nested type changed", "renamed")} <= set(changes), changes

@@ -25,3 +25,13 @@ def test_R14_the_correct_sink_gives_none_of_them(tmp_path):
     for name in ("evolution-nested-type-json", "evolution-backward-avro"):
         res = run_scenario(KILL_SCENARIOS[name](), "pysink", tmp_path / name)
         assert res.status == "pass", [v.to_json() for v in res.failed()]
+
+
+def test_R14_7_a_projected_map_out_of_projectMaps_order_is_a_contents_failure_at_that_record(tmp_path):
+    """FORWARD projects a newer AvroConverter record onto its older file: its map goes through
+    projectMap's new HashMap, whose order JsonFormat writes; a sink that keeps the converter's
+    order writes the same entries in another order (record 2: {note, channel}, not {channel, note})."""
+    res = run_scenario(KILL_SCENARIOS["evolution-union-nested-forward-avro"](), "pysink:projected-map-keeps-order", tmp_path)
+    (contents,) = [v for v in res.failed() if v.property == "contents"]
+    assert {w.anomaly for w in contents.witnesses} == {"different-bytes"}
+    assert all("attributes" in str(w.observed) for w in contents.witnesses)

@@ -142,3 +142,20 @@ def test_R14_5_a_missing_version_stops_the_task_under_backward_but_not_under_non
                                              ("10.6.11", "ENUMS"), ("10.6.1", "KAFKA"), ("10.5.25", "KAFKA")])
 def test_R14_7_each_release_has_the_checks_of_the_storage_common_it_bundles(version, checks):
     assert VersionProfile.of(version).schema_checks.name == checks
+
+
+def test_R14_7_a_projected_map_iterates_as_the_new_hashmap_projectMap_fills():
+    """SchemaProjector.projectMap copies the entries into a `new HashMap<>()` (16 buckets): an
+    AvroData map (a table sized to its entries) comes out in another order. "channel" and "note"
+    hash to buckets 0 and 1 of a 2-entry table, 8 and 1 of a 16-entry one."""
+    from reference_impl.javamap import as_hashmap
+
+    m = {"type": "map", "optional": False, "keys": {"type": "string", "optional": False},
+         "values": {"type": "string", "optional": False}}
+    v1 = parse_schema(schema(1, {"field": "attrs", **m}))
+    v2 = parse_schema(schema(2, {"field": "attrs", **m}, {"field": "c", "type": "string", "optional": True}))
+    from reference_impl.connect_data import Struct
+
+    value = Struct(v1, {"attrs": as_hashmap({"channel": "web", "note": "x"}, "string", 2)})
+    assert list(value.get("attrs")) == ["channel", "note"]
+    assert list(project(v1, value, v2).get("attrs")) == ["note", "channel"]

@@ -60,4 +60,5 @@ VARIANTS: dict[str, str] = {
     "projection-drops-default": "projects a record onto its file's schema leaving a field the record lacks null where it has a default (R14.3)",
     "nested-incompatible-compatible": "checks schema compatibility on the top level only (storage-common before #463) and writes nested values unprojected (R14)",
     "enum-change-incompatible": "rotates on any change of an enum's symbols, where a record whose symbols are a subset of the file's is projected (R14)",
+    "projected-map-keeps-order": "writes a projected map's entries in the order of the converter's map, where SchemaProjector's new HashMap reorders them (R14)",
 }

@@ -85,13 +85,32 @@ def _field_type(schema: dict[str, Any], fallback: str, seen: set[str]) -> Any:
     return ["null", inner] if schema.get("optional") else inner
 
 
-def producer_schema(connect: dict[str, Any], extras: tuple[str, ...] = ()) -> dict[str, Any]:
+def avro_only(name: str, changes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Avro-only field `name` (AVRO_ONLY) as a version of the producer's schema has it:
+    `changes` (conformance.generators.evolution) holds the enum's symbols and the union's
+    branches where a version changed them."""
+    changes = changes or {}
+    if name == "status" and "status" in changes:
+        return {"type": {**AVRO_ONLY["status"]["type"], "symbols": list(changes["status"])}}
+    if name == "coupon" and "coupon" in changes:
+        return {"type": list(changes["coupon"]), "default": None}
+    return AVRO_ONLY[name]
+
+
+def producer_schema(connect: dict[str, Any], extras: tuple[str, ...] = (),
+                    changes: dict[str, Any] | None = None) -> dict[str, Any]:
     """The .avsc a producer registers for values of the Connect struct schema `connect`, with
-    the Avro-only `extras` (AVRO_ONLY) after its fields."""
+    the Avro-only `extras` (AVRO_ONLY, as `changes` has them) after its fields. A version that
+    moved the record to another namespace names the old full name as an alias, as Avro asks of
+    a rename that readers of the old name should follow."""
+    changes = changes or {}
     seen: set[str] = set()
     rec = producer_type({**connect, "optional": False}, "Order", seen)
-    rec = {**rec, "namespace": NAMESPACE, "doc": connect.get("doc") or "an order as the shop's producer writes it"}
-    rec["fields"] = rec["fields"] + [{"name": n, **AVRO_ONLY[n]} for n in extras]
+    namespace = changes.get("namespace", NAMESPACE)
+    rec = {**rec, "namespace": namespace, "doc": connect.get("doc") or "an order as the shop's producer writes it"}
+    if namespace != NAMESPACE:
+        rec["aliases"] = [f"{NAMESPACE}.{rec['name']}"]
+    rec["fields"] = rec["fields"] + [{"name": n, **avro_only(n, changes)} for n in extras]
     return rec
 
 
@@ -122,11 +141,16 @@ def avro_only_extras(draw: st.DrawFn) -> tuple[str, ...]:
 
 
 @st.composite
-def extra_values(draw: st.DrawFn, extras: tuple[str, ...], seq: int) -> dict[str, Any]:
+def extra_values(draw: st.DrawFn, extras: tuple[str, ...], seq: int,
+                 changes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Values of the Avro-only fields: the enum's symbols of this version; a union's values in
+    its first branches (a branch a version added is not written: the serializer takes the first
+    branch that holds a value, and these values are all held by string or long)."""
     out: dict[str, Any] = {}
+    symbols = tuple((changes or {}).get("status", STATUSES))
     for n in extras:
         if n == "status":
-            out[n] = draw(st.sampled_from(STATUSES))
+            out[n] = draw(st.sampled_from(symbols))
         elif n == "coupon":
             out[n] = draw(st.sampled_from((None, "SPRING", "<b>&amp;</b>", 9_007_199_254_740_993, -1)))
         elif n == "checksum":

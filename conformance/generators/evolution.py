@@ -8,16 +8,34 @@ Each version is the one before it with one or two changes a team makes to a valu
     add-default       a new required field with a default          (a projected older record gets it)
     drop              an optional field removed                    (a projected newer record lacks it)
     widen             int8 → int16 → int32 → int64, float → double (a projected older number widens)
-    doc               the schema's documentation                   (NONE rotates; the others do not care)
+    doc               the schema's documentation                   (NONE rotates; through AvroConverter a
+                                                                    record doc is a parameter storage-common
+                                                                    does not filter: every mode rotates)
+    nested-add        an optional field inside a record nested in a field, in an array's elements or in
+                      a map's values                               (projected at that depth)
+    nested-drop       an optional field of such a nested record removed
+    logical           a Date or Time field becomes its plain int32 (the Connect name goes: incompatible)
     nested-type       a field inside a struct, array or map changes type   (incompatible at any depth)
     rename            the schema's name                            (incompatible)
     require           an optional field becomes required, no default (an older record's null cannot go)
     decimal-scale     a Decimal's scale                            (its parameters differ: incompatible)
 
-Through AvroConverter the changes are those a registry checking BACKWARD accepts (the first five,
-widening only where Avro widens: int to long, float to double), and each version is first
-written after the one before it, so the registry numbers them in order. JsonConverter's schemas
-carry their version in every record (`"version": k`), and nothing stops the incompatible ones.
+and, through AvroConverter alone, on what only Avro has (avro_values.AVRO_ONLY):
+
+    enum-add          the enum gains a symbol                      (an older record's symbols are a subset)
+    enum-drop         the enum loses a symbol (its default stays)  (an older record's are not: incompatible)
+    union-add         the union gains a branch                     (Connect's Union struct gains an optional
+                                                                    field; values stay in the old branches)
+    namespace         the record moves to another namespace, the old full name an alias
+                                                                   (the Connect name changes: incompatible)
+
+Through AvroConverter the changes are those a registry checking BACKWARD accepts (all but
+nested-type, rename, require and decimal-scale; widening only where Avro widens: int to long,
+float to double), and each version is first written after the one before it, so the registry
+numbers them in order. A change of docs or aliases alone is the same schema to the registry
+(Avro's Schema.equals), which answers it with the id it has: the connector never sees it, so
+`doc` is drawn with another change there. JsonConverter's schemas carry their version in every
+record (`"version": k`), and nothing stops the incompatible ones.
 """
 from __future__ import annotations
 
@@ -26,8 +44,15 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-KINDS = ("add-optional", "add-default", "drop", "widen", "doc", "nested-type", "rename", "require", "decimal-scale")
-REGISTRY_KINDS = ("add-optional", "add-default", "drop", "widen", "doc")
+KINDS = ("add-optional", "add-default", "drop", "widen", "doc", "nested-add", "nested-drop", "logical",
+         "nested-type", "rename", "require", "decimal-scale")
+AVRO_KINDS = ("enum-add", "enum-drop", "union-add", "namespace")
+REGISTRY_KINDS = ("add-optional", "add-default", "drop", "widen", "doc", "nested-add", "nested-drop", "logical",
+                  *AVRO_KINDS)
+_DATE = "org.apache.kafka.connect.data.Date"
+_TIME = "org.apache.kafka.connect.data.Time"
+_NEW_SYMBOLS = ("REFUNDED", "ON_HOLD", "RETURNED")
+_OTHER_NAMESPACE = "com.acme.shop.orders"
 # the fields every value keeps: how checkers find a record (seq), what partitioners read
 KEPT = ("seq", "region", "ts")
 _WIDER = {"int8": "int16", "int16": "int32", "int32": "int64", "float": "double"}
@@ -55,7 +80,59 @@ def _changeable(kind: str, schema: dict[str, Any], kept: tuple[str, ...], avro: 
         return [f["field"] for f in plain if f.get("optional") and "default" not in f]
     if kind == "decimal-scale":
         return [f["field"] for f in extras if f.get("name") == "org.apache.kafka.connect.data.Decimal"]
+    if kind == "nested-add":
+        return [path for path, _ in _nested_records(extras)]
+    if kind == "nested-drop":
+        # an optional field of a nested record that keeps another (no record without fields:
+        # Parquet has no empty group)
+        return [f"{path}/{f['field']}" for path, rec in _nested_records(extras) if len(rec["fields"]) > 1
+                for f in rec["fields"] if f.get("optional") and "default" not in f]
+    if kind == "logical":
+        return [f["field"] for f in extras if f.get("name") in (_DATE, _TIME)]
+    if kind in AVRO_KINDS:
+        return _avro_changeable(kind, schema) if avro else []
     return []
+
+
+def _avro_changeable(kind: str, schema: dict[str, Any]) -> list[str]:
+    extras = schema.get("x-avro-extras", ())
+    changes = schema.get("x-avro-changes", {})
+    if kind == "enum-add" and "status" in extras:
+        return ["status"] if any(s not in _symbols(changes) for s in _NEW_SYMBOLS) else []
+    if kind == "enum-drop" and "status" in extras:
+        return ["status"] if len(_symbols(changes)) > 2 else []
+    if kind == "union-add" and "coupon" in extras:
+        return ["coupon"] if "double" not in changes.get("coupon", ()) else []
+    if kind == "namespace":
+        return ["*"] if "namespace" not in changes else []
+    return []
+
+
+def _symbols(changes: dict[str, Any]) -> list[str]:
+    from conformance.generators.avro_values import STATUSES
+
+    return list(changes.get("status", STATUSES))
+
+
+def _nested_records(fields: list[dict[str, Any]], prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """The records nested in `fields`, at any depth: a struct field, an array's struct elements,
+    a map's struct values; each with its path (field names joined by '.')."""
+    out = []
+    for f in fields:
+        path = f"{prefix}{f['field']}"
+        inner = f
+        if f["type"] == "array":
+            inner = f["items"]
+        elif f["type"] == "map":
+            inner = f["values"]
+        if inner["type"] == "struct":
+            out.append((path, inner))
+            out += _nested_records(inner["fields"], path + ".")
+    return out
+
+
+def _record_at(fields: list[dict[str, Any]], path: str) -> dict[str, Any]:
+    return dict(_nested_records(fields))[path]
 
 
 def _nested_leaf(field: dict[str, Any]) -> dict[str, Any] | None:
@@ -104,6 +181,29 @@ def _apply(kind: str, schema: dict[str, Any], target: str, version: int, avro: b
     elif kind == "decimal-scale":
         params = by_name[target].setdefault("parameters", {})
         params["scale"] = str(int(params.get("scale", "0")) + 1)
+    elif kind == "nested-add":
+        rec = _record_at(fields, target)
+        rec["fields"].append({"field": f"added_v{version}_{len(rec['fields'])}", "type": "string", "optional": True})
+    elif kind == "nested-drop":
+        path, name = target.rsplit("/", 1)
+        rec = _record_at(fields, path)
+        rec["fields"] = [f for f in rec["fields"] if f["field"] != name]
+    elif kind == "logical":
+        f = by_name[target]
+        for key in ("name", "version", "parameters"):
+            f.pop(key, None)
+    elif kind in AVRO_KINDS:
+        changes = out.setdefault("x-avro-changes", {})
+        if kind == "enum-add":
+            symbols = _symbols(changes)
+            changes["status"] = symbols + [next(s for s in _NEW_SYMBOLS if s not in symbols)]
+        elif kind == "enum-drop":
+            symbols = _symbols(changes)
+            changes["status"] = [s for s in symbols if s != symbols[-1]]  # the default (the first) stays
+        elif kind == "union-add":
+            changes["coupon"] = [*changes.get("coupon", ("null", "string", "long")), "double"]
+        elif kind == "namespace":
+            changes["namespace"] = _OTHER_NAMESPACE
     return out
 
 
@@ -121,11 +221,18 @@ def schema_versions(draw: st.DrawFn, base: dict[str, Any], avro: bool, kept: tup
             options = [k for k in kinds if _changeable(k, current, kept, avro)]
             kind = draw(st.sampled_from(options))
             current = _apply(kind, current, draw(st.sampled_from(_changeable(kind, current, kept, avro))), v, avro)
-        if current["fields"] == versions[-1]["fields"] and current.get("doc") == versions[-1].get("doc") \
-                and current.get("name") == versions[-1].get("name"):  # a field added, then dropped again
+        if _unchanged(versions[-1], current, avro):  # a field added, then dropped again; a doc alone
             current = _apply("add-optional", current, "*", v, avro)
         versions.append({**current, "version": v} if not avro else current)
     return versions
+
+
+def _unchanged(before: dict[str, Any], after: dict[str, Any], avro: bool) -> bool:
+    """Whether `after` is no new version of `before`: the same but for its version (and, to a
+    registry, its docs: the producer gets the old id back)."""
+    ignored = ("version", "doc") if avro else ("version",)
+    return ({k: v for k, v in before.items() if k not in ignored}
+            == {k: v for k, v in after.items() if k not in ignored})
 
 
 @st.composite
@@ -145,26 +252,98 @@ def version_picks(draw: st.DrawFn, n_records: int, n_versions: int) -> list[int]
     return picks
 
 
-def evolution_kinds(versions: list[dict[str, Any]]) -> list[str]:
-    """What changed between consecutive versions, for the coverage figures."""
-    out = []
-    for a, b in zip(versions, versions[1:]):
-        names_a = {f["field"] for f in a["fields"]}
-        names_b = {f["field"] for f in b["fields"]}
-        if names_b - names_a:
-            out.append("fields added")
+_NUMBERS = ("int8", "int16", "int32", "int64", "float32", "float64")
+# documentation as parameters: JsonConverter's and AvroData's (a record's, an enum's, a field's)
+_DOC_KEYS = ("connect.record.doc", "io.confluent.connect.avro.record.doc")
+_DOC_PREFIXES = ("io.confluent.connect.avro.field.doc.", "io.confluent.connect.avro.enum.doc.")
+
+
+def _shape(params: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in params.items() if k not in _DOC_KEYS and not k.startswith(_DOC_PREFIXES)}
+
+
+def connect_changes(before: Any, after: Any, path: str = "") -> set[str]:
+    """What changed from one value schema to the next as the connector sees them (Connect
+    schemas, reference_impl.connect_data.Schema), named for the coverage figures: `fields
+    added`, `enum symbols added`, `union branches added`, `nested fields added` (inside a record
+    in a field, an array or a map), `logical type changed`, …"""
+    from reference_impl.avro_data import ENUM, UNION
+
+    out: set[str] = set()
+    inside = path.count(".") + path.count("[") + path.count("{") >= 2  # below a top-level field
+    if before.name != after.name:
+        logical = {_DATE, _TIME, "org.apache.kafka.connect.data.Timestamp"}
+        short = (before.name or "").rpartition(".")[2] == (after.name or "").rpartition(".")[2]
+        out.add("logical type changed" if {before.name, after.name} & logical else
+                "namespace changed" if short else "renamed")
+    if before.type != after.type:
+        widened = before.type in _NUMBERS and after.type in _NUMBERS
+        out.add(("nested " if inside else "") + ("number widened" if widened else "type changed"))
+    if ENUM in before.params and ENUM in after.params:
+        b = {k for k in before.params if k.startswith(ENUM + ".")}
+        a = {k for k in after.params if k.startswith(ENUM + ".")}
+        out |= {"enum symbols added"} if a - b else set()
+        out |= {"enum symbols dropped"} if b - a else set()
+    elif _shape(before.params) != _shape(after.params):
+        out.add("parameters changed")
+    if before.doc != after.doc or (before.params != after.params and _shape(before.params) == _shape(after.params)):
+        out.add("doc changed")
+    if before.optional != after.optional:
+        out.add("optionality changed")
+    if before.type == after.type == "struct":
+        names_b = {f.name for f in before.fields}
+        names_a = {f.name for f in after.fields}
+        what = "union branches" if before.name == UNION else "nested fields" if path else "fields"
         if names_a - names_b:
-            out.append("fields dropped")
-        if a.get("name") != b.get("name"):
-            out.append("renamed")
-        if a.get("doc") != b.get("doc"):
-            out.append("doc")
-        common = names_a & names_b
-        fa = {f["field"]: f for f in a["fields"]}
-        fb = {f["field"]: f for f in b["fields"]}
-        if any(fa[n] != fb[n] for n in common):
-            out.append("field changed")
+            out.add(f"{what} added")
+        if names_b - names_a:
+            out.add(f"{what} dropped")
+        for f in before.fields:
+            g = after.field(f.name)
+            if g is not None:
+                out |= connect_changes(f.schema, g.schema, f"{path}.{f.name}")
+    elif before.type == after.type == "array":
+        out |= connect_changes(before.items, after.items, path + "[]")
+    elif before.type == after.type == "map":
+        out |= connect_changes(before.keys, after.keys, path + "{}") | connect_changes(before.values, after.values, path + "{}")
     return out
+
+
+def _connect_schema(value: Any, avro: bool) -> Any:
+    """The Connect schema a record's value has to the connector (its version left out)."""
+    if avro:
+        from reference_impl.avro_binary import parse
+        from reference_impl.avro_data import to_connect_schema
+
+        return to_connect_schema(*parse(value["schema"]))
+    from reference_impl.connect_data import parse_schema
+
+    return parse_schema(value["schema"])
+
+
+def evolution_changes(scenarios: Any) -> "Counter[tuple[str, str]]":
+    """(value converter kind, change) -> how many of `scenarios` under a schema.compatibility
+    write a value schema after another that differs from it by that change (connect_changes)."""
+    from collections import Counter
+
+    from conformance.inputs.scenario import converter_kind
+
+    seen: Counter[tuple[str, str]] = Counter()
+    for sc in scenarios:
+        converter = converter_kind(sc.connector)
+        if "schema.compatibility" not in sc.connector or converter not in ("json-schemas", "avro"):
+            continue
+        distinct: list[Any] = []
+        for r in sc.records:
+            v = r["value"]
+            if isinstance(v, dict) and "schema" in v and v["schema"] not in distinct:
+                distinct.append(v["schema"])
+        schemas = [_connect_schema({"schema": d}, converter == "avro") for d in distinct]
+        found: set[str] = set()
+        for a, b in zip(schemas, schemas[1:]):
+            found |= connect_changes(a, b)
+        seen.update((converter, c) for c in found)
+    return seen
 
 
 def evolving_streams(scenarios: Any) -> "Counter[tuple[str, str]]":

@@ -130,10 +130,12 @@ def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, 
     if kind == "struct" and converter == "avro":
         from conformance.generators.avro_values import extra_values, producer_payload, producer_schema
 
-        extras = tuple(schema.get("x-avro-extras", ()))
-        connect = {k: v for k, v in schema.items() if k != "x-avro-extras"}
+        # x-avro-*: what the producer's .avsc has beyond the Connect fields (evolution.AVRO_KEYS)
+        extras, changes = tuple(schema.get("x-avro-extras", ())), schema.get("x-avro-changes")
+        connect = {k: v for k, v in schema.items() if not k.startswith("x-avro-")}
         payload = producer_payload(connect, draw(values.struct_payload(connect, seq, region, ts, zone)))
-        return {"schema": producer_schema(connect, extras), "payload": {**payload, **draw(extra_values(extras, seq))}}
+        return {"schema": producer_schema(connect, extras, changes),
+                "payload": {**payload, **draw(extra_values(extras, seq, changes))}}
     if kind == "struct":
         return {"schema": schema, "payload": draw(values.struct_payload(schema, seq, region, ts, zone))}
     if kind == "map" and one_shape:

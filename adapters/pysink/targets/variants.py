@@ -20,6 +20,7 @@ from adapters.pysink.settings import SinkSettings
 from adapters.pysink.sink import SinkInstance, SinkTask
 from adapters.pysink.timestamps import _local_to_utc, parse_iso_ms, time_bucket, utc_offset_ms
 from adapters.pysink.objectformats import ObjectFormat
+from adapters.pysink.jsonwrite import SizedMap, SizedPairs, capacity_of
 from adapters.pysink.projection import UNSET, Compatibility, filtered, parameters, schema_equals
 from adapters.pysink.writer import Finished, OpenFile, Writer
 
@@ -412,6 +413,27 @@ class EnumChangeIncompatible(Writer):
     compatibility_class = _EnumSymbolsExact
 
 
+class _MapsInSourceOrder(Compatibility):
+    """Projects a map entry by entry as SchemaProjector does, but keeps the table of the map it
+    came from (AvroData's, sized to its entries) instead of filling a new HashMap."""
+
+    def project_map(self, source: dict, value: Any, target: dict) -> Any:
+        out = super().project_map(source, value, target)
+        capacity = capacity_of(value)
+        if capacity is None:
+            return out
+        sized: Any = SizedMap(out) if isinstance(out, dict) else SizedPairs(out)
+        sized.capacity = capacity
+        return sized
+
+
+class ProjectedMapKeepsOrder(Writer):
+    """Writes a projected map's entries in the order the converter's map held them, where
+    projectMap's `new HashMap<>()` (16 buckets) reorders them (R14: SchemaProjector.projectMap)."""
+
+    compatibility_class = _MapsInSourceOrder
+
+
 # --- bodies rebuilt from their lines -------------------------------------------------------------
 
 @dataclass
@@ -585,6 +607,7 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "projection-drops-default": _writing_with(ProjectionDropsDefault),
     "nested-incompatible-compatible": _writing_with(NestedIncompatibleCompatible),
     "enum-change-incompatible": _writing_with(EnumChangeIncompatible),
+    "projected-map-keeps-order": _writing_with(ProjectedMapKeepsOrder),
 }
 
 
