@@ -12,6 +12,7 @@ notation of its converter:
 | StringConverter | a string | its UTF-8 |
 | ByteArrayConverter | the bytes in base64 | the bytes |
 | AvroConverter | `{"schema": <Avro schema>, "payload": …}` | the Schema Registry wire format (inputs.registry_wire) |
+| ProtobufConverter | `{"schema": <proto3 text>, "payload": …}` | the Schema Registry wire format (inputs.protobuf_wire) |
 
 `null` is a null key or value (a tombstone) for every converter. A scenario only produces what
 its converters accept (`check_realizable`): a real deployment could have produced it. The model
@@ -84,6 +85,13 @@ def to_bytes(item: Any, conv: Converter, where: str = "value", topic: str | None
 
         if topic is None or registry is None:
             raise NotRealizable(f"{where}: {conv.short} needs a topic and a schema registry to write its bytes")
+        if conv.short == "ProtobufConverter":
+            from conformance.inputs.protobuf_wire import ProtobufNotation, protobuf_bytes
+
+            try:
+                return protobuf_bytes(item, topic, where, registry, conv.subject_strategy(where))
+            except ProtobufNotation as e:
+                raise NotRealizable(f"{where}: {e}") from None
         try:
             return avro_bytes(item, topic, where, registry, conv.subject_strategy(where))
         except RegistryNotation as e:
@@ -132,6 +140,10 @@ def reexpress(records: Sequence[Mapping[str, Any]], old: Mapping[str, str], new:
         read = [was.to_connect(data := to_bytes(r.get(what), was, what, r["topic"], registry), r["topic"],
                                registry.snapshot() if registry is not None and data is not None else None, what)
                 for r in records]
+        if now.short == "ProtobufConverter":
+            raise NotRealizable(f"{what}.converter=ProtobufConverter: sinkcheck writes a named scenario's records "
+                                "for ProtobufConverter only where the scenario was written for it; use a Protobuf "
+                                "scenario (protobuf-converter-*) or AvroConverter")
         if now.reads_registry:  # a producer of Avro: one schema a topic for schemaless values
             from conformance.inputs.registry_wire import avro_notation
 
