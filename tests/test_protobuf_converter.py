@@ -1,0 +1,105 @@
+"""ProtobufConverter (schema-registry 7.7.x) as the model reads it (reference_impl/protobuf_data.py),
+as the Python sink reads it (adapters/pysink/protoread.py), and the bytes the producer writes
+(conformance/inputs/protobuf_wire.py): Confluent's wire format, ProtobufData's Connect schema
+and values with the converter's defaults."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from adapters.pysink.converters import RecordConverter
+from conformance.catalog.protobuf import ORDER_V1, ORDER_V2, PROTOBUF_VALUES, order, order_v2
+from conformance.inputs.wire import NotRealizable, converters, scratch_registry, to_bytes
+from reference_impl.connect_data import schema_to_json
+from reference_impl.converters import UnknownConverter, converter_for
+from reference_impl.formats.json_format import to_json_value
+
+CFG = {"key.converter": "org.apache.kafka.connect.storage.StringConverter", **PROTOBUF_VALUES}
+TAG = "io.confluent.connect.protobuf.Tag"
+
+
+def _read(schema_text: str, payload: dict, topic: str = "orders"):
+    reg = scratch_registry()
+    _, vc = converters(CFG)
+    data = to_bytes({"schema": schema_text, "payload": payload}, vc, "value", topic, reg)
+    return data, vc.to_connect(data, topic, reg.snapshot(), "value"), reg
+
+
+def test_wire_format_is_magic_id_message_index_then_the_binary():
+    data, cv, reg = _read(ORDER_V1, {"seq": 150})
+    assert data[0] == 0
+    schema_id = int.from_bytes(data[1:5], "big")
+    assert reg.schema(schema_id) == (ORDER_V1, "PROTOBUF")
+    assert data[5] == 0  # MessageIndexes [0]: the first message, one zigzag 0
+    assert data[6:] == bytes([0x08, 0x96, 0x01])  # field 1, varint 150; every default left out
+    assert reg.subjects() == ["orders-value"]
+
+
+def test_connect_schema_oneofs_first_every_field_optional_with_its_tag():
+    _, cv, _ = _read(ORDER_V1, order(1))
+    s = cv.schema
+    assert (s.type, s.name, s.optional, s.version) == ("struct", "Order", False, 1)
+    assert [f.name for f in s.fields][:3] == ["coupon_0", "seq", "region"]  # generate.index.for.unions
+    union = s.field("coupon_0").schema
+    assert union.name == "io.confluent.connect.protobuf.Union.coupon" and union.optional and not union.parameters
+    for f in s.fields[1:]:
+        assert f.schema.optional and f.schema.params[TAG] == str(
+            {"seq": 1, "region": 2, "status": 3, "customer": 4, "lines": 5, "placed_at": 6, "attributes": 7,
+             "note": 8, "delta": 9, "units": 10, "checksum": 11, "amount": 12, "gift": 13, "tags": 14}[f.name])
+    status = s.field("status").schema
+    assert status.name == "Status" and list(status.params.items())[:4] == [
+        ("io.confluent.connect.protobuf.Enum", "Status"), ("io.confluent.connect.protobuf.Enum.NEW", "0"),
+        ("io.confluent.connect.protobuf.Enum.PAID", "1"), ("io.confluent.connect.protobuf.Enum.SHIPPED", "2")]
+    assert s.field("units").schema.type == "int64" and s.field("units").schema.params[
+        "io.confluent.connect.protobuf.Type"] == "uint32"
+    assert s.field("delta").schema.params["io.confluent.connect.protobuf.Type"] == "sint32"
+    assert s.field("placed_at").schema.name == "org.apache.kafka.connect.data.Timestamp"
+    assert s.field("note").schema.name == "StringValue"  # wrapper.for.nullables is off: a struct
+    assert s.field("attributes").schema.name == "attributes" and s.field("attributes").schema.type == "map"
+    lines = s.field("lines").schema
+    assert lines.type == "array" and lines.items.name == "Line" and lines.items.parameters is None
+
+
+def test_proto3_defaults_are_values_but_optional_message_and_oneof_are_null():
+    _, cv, _ = _read(ORDER_V1, {"seq": 0})
+    v = cv.value.values
+    assert v["seq"] == 0 and v["status"] == "NEW" and v["delta"] == 0 and v["checksum"] == b"" and v["gift"] is False
+    assert v["region"] is None  # proto3 `optional`: absent is null
+    assert v["customer"] is None and v["note"] is None and v["placed_at"] is None and v["coupon_0"] is None
+    assert v["lines"] == [] and v["tags"] == [] and v["attributes"] == {}
+    _, cv, _ = _read(ORDER_V1, {"seq": 1, "region": "", "cents": 0, "units": 4_000_000_000})
+    v = cv.value.values
+    assert v["region"] == "" and v["units"] == 4_000_000_000
+    assert v["coupon_0"].values == {"code": None, "cents": 0}  # a oneof member is written even at its default
+
+
+@pytest.mark.parametrize("i", range(8))
+@pytest.mark.parametrize("text,payload", [(ORDER_V1, order), (ORDER_V2, order_v2)])
+def test_the_python_sink_reads_what_the_model_reads(text, payload, i):
+    data, cv, reg = _read(text, payload(i))
+    rc = dataclasses.replace(RecordConverter.from_config(CFG, "value"), registry=reg)
+    schema, got, has_schema = rc.read(data, "orders")
+    assert has_schema
+    assert schema == schema_to_json(cv.schema)
+    assert json.loads(json.dumps(got)) == json.loads(json.dumps(to_json_value(cv.value, cv.schema)))
+
+
+def test_protobuf_converter_is_read_and_json_schema_converter_refused():
+    assert converter_for(CFG, "value").reads_registry
+    with pytest.raises(UnknownConverter, match="schema.registry.url"):
+        converter_for({"value.converter": "io.confluent.connect.protobuf.ProtobufConverter"}, "value")
+    with pytest.raises(UnknownConverter, match="not JsonSchemaConverter's"):
+        converter_for({"value.converter": "io.confluent.connect.json.JsonSchemaConverter",
+                       "value.converter.schema.registry.url": "http://r"}, "value")
+
+
+def test_a_schema_the_model_does_not_read_is_not_produced():
+    _, vc = converters(CFG)
+    decimal_schema = ('syntax = "proto3";\n\nimport "confluent/type/decimal.proto";\n\n'
+                      "message M {\n  confluent.type.Decimal d = 1;\n}\n")
+    with pytest.raises(NotRealizable, match="well-known imports"):
+        to_bytes({"schema": decimal_schema, "payload": {}}, vc, "value", "t", scratch_registry())
+    with pytest.raises(NotRealizable, match="no field 'nope'"):
+        to_bytes({"schema": ORDER_V1, "payload": {"nope": 1}}, vc, "value", "t", scratch_registry())
