@@ -19,7 +19,10 @@ flatten.unions off; generate.index.for.unions and wrapper.for.raw.primitives on.
   parameters on the array); `map<K, V>` an optional map named after the field (toMapField of its
   entry), key and value optional with Tags 1 and 2.
 * google.protobuf.Timestamp → Timestamp, google.type.Date → Date, google.type.TimeOfDay → Time;
-  the wrappers (google.protobuf.StringValue, …) are Structs of their own `value` field.
+  the wrappers (google.protobuf.StringValue, …) are their optional primitive
+  (wrapper.for.raw.primitives: DoubleValue float64, FloatValue float32, Int64Value, UInt64Value
+  and UInt32Value int64, Int32Value int32, BoolValue boolean, StringValue string, BytesValue
+  bytes), null when the field is unset.
 * Values: a singular scalar or enum absent from the binary is its proto3 default (0, "", false,
   the first enum symbol), not null, unless declared `optional`; an absent message (a wrapper
   too) is null; an absent repeated field an empty array, an absent map an empty map; a oneof's
@@ -32,7 +35,7 @@ import datetime
 from typing import Any
 
 from reference_impl.connect_data import DATE, TIME, TIMESTAMP, Field, Schema, Struct, as_hashmap
-from reference_impl.proto_schema import (ProtoEnum, ProtoField, ProtoMessage, ProtoSchemaError, Reader, decode,
+from reference_impl.proto_schema import (WRAPPERS, ProtoEnum, ProtoField, ProtoMessage, ProtoSchemaError, Reader, decode,
                                          default_of, parse, scalar_kind, zigzag_varint)
 
 NAMESPACE = "io.confluent.connect.protobuf"
@@ -44,6 +47,11 @@ MAGIC = 0
 _LOGICAL = {"google.protobuf.Timestamp": TIMESTAMP, "google.type.Date": DATE, "google.type.TimeOfDay": TIME}
 _INT32 = ("int32", "sint32", "sfixed32")
 _INT64 = ("uint32", "fixed32", "int64", "uint64", "sint64", "fixed64", "sfixed64")
+_UNWRAPPED = {"google.protobuf.DoubleValue": "float64", "google.protobuf.FloatValue": "float32",
+              "google.protobuf.Int64Value": "int64", "google.protobuf.UInt64Value": "int64",
+              "google.protobuf.Int32Value": "int32", "google.protobuf.UInt32Value": "int64",
+              "google.protobuf.BoolValue": "boolean", "google.protobuf.StringValue": "string",
+              "google.protobuf.BytesValue": "bytes"}
 _PRIMITIVE = {"float": "float32", "double": "float64", "bool": "boolean", "string": "string", "bytes": "bytes"}
 
 
@@ -92,6 +100,10 @@ def _element_schema(fd: ProtoField) -> tuple[Schema, tuple[tuple[str, str], ...]
     if m.full_name in _LOGICAL:
         return Schema("int64" if m.full_name == "google.protobuf.Timestamp" else "int32", optional=True,
                       name=_LOGICAL[m.full_name], version=1), ()
+    if m.full_name in WRAPPERS:
+        # wrapper.for.raw.primitives (on by default): toConnectSchema(ctx, Descriptor) unwraps a
+        # wrapper message wherever it is, so a StringValue field is an optional string
+        return Schema(_UNWRAPPED[m.full_name], optional=True), ()
     if m.map_entry:
         key, value = m.fields
         return Schema("map", optional=True, name=to_map_field(m.name), keys=_field_schema(key),
@@ -173,6 +185,9 @@ def _single(schema: Schema, fd: ProtoField, raw: Any) -> Any:
     m: ProtoMessage = fd.resolved
     if m.full_name in _LOGICAL:
         return _logical(m.full_name, m, raw)
+    if m.full_name in WRAPPERS:  # getWrappedValue: the message's `value`, its default where unset
+        inner = m.fields[0]
+        return _scalar(schema, inner, raw.get(1, default_of(inner)))
     return to_connect_value(schema, m, raw)
 
 

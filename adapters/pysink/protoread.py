@@ -12,7 +12,8 @@ Written from Confluent's ProtobufConverter, ProtobufSchema and ProtobufData (sch
   the 64-bit kinds other than int64 carry `io.confluent.connect.protobuf.Type`; uint32 and
   fixed32 are int64;
 * enums are strings named by the enum with its symbols' numbers in parameters; nested messages
-  and the google.protobuf wrappers are optional structs; `repeated` is an optional array;
+  are optional structs; the google.protobuf wrappers their optional primitive
+  (wrapper.for.raw.primitives); `repeated` is an optional array;
   `map<K, V>` an optional map named after its field; Timestamp, google.type.Date and TimeOfDay
   are Connect's Timestamp, Date and Time;
 * a proto3 scalar that is absent reads as its default unless declared `optional`; an absent
@@ -242,6 +243,9 @@ def _value_schema(doc: dict, msg: dict, f: dict) -> dict:
         out = {"type": "int32", "name": _DATE, "version": 1}
     elif t["full"] == "google.type.TimeOfDay":
         out = {"type": "int32", "name": _TIME, "version": 1}
+    elif t["full"].startswith("google.protobuf.") and t["name"] in _WRAPPED:
+        # wrapper.for.raw.primitives is on by default: a wrapper is its primitive, not a struct
+        out = {"type": _CONNECT.get(_WRAPPED[t["name"]], "int64")}
     elif t["entry"]:
         k, v = t["fields"]
         base = t["name"][:-len("Entry")]
@@ -366,6 +370,10 @@ def _message_payload(doc: dict, msg: dict, data: bytes, start: int, end: int, sc
         v = _plain(doc, msg, data, start, end)
         return (v.get("hours", 0) * 3600 + v.get("minutes", 0) * 60 + v.get("seconds", 0)) * 1000 \
             + v.get("nanos", 0) // 1_000_000
+    if msg["full"].startswith("google.protobuf.") and msg["name"] in _WRAPPED:
+        kind = _WRAPPED[msg["name"]]
+        got = [_scalars(kind, w, v, data)[-1] for n, w, v in _fields_of(data, start, end) if n == 1]
+        return got[-1] if got else _ZERO.get(kind, 0)
     by_num = {f["num"]: f for f in msg["fields"]}
     seen: dict[str, list] = {}
     for num, wire, v in _fields_of(data, start, end):
