@@ -117,7 +117,10 @@ def _is_default(kind: str, v: Any, fd: ProtoField) -> bool:
         return v == ""
     if kind == "bool":
         return v is False
-    return v in (0, 0.0, "") and not isinstance(v, bool)
+    if kind in ("float", "double"):
+        # a float field is written unless its bits are 0: -0.0 is written (protobuf-java's check)
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and struct.pack("<d", float(v)) == bytes(8)
+    return v in (0, "") and not isinstance(v, bool)
 
 
 def _well_known(m: ProtoMessage, v: Any, what: str) -> dict[str, Any]:
