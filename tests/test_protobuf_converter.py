@@ -104,3 +104,33 @@ def test_a_schema_the_model_does_not_read_is_not_produced():
         to_bytes({"schema": decimal_schema, "payload": {}}, vc, "value", "t", scratch_registry())
     with pytest.raises(NotRealizable, match="no field 'nope'"):
         to_bytes({"schema": ORDER_V1, "payload": {"nope": 1}}, vc, "value", "t", scratch_registry())
+
+
+def test_a_users_protobuf_config_is_refused_only_where_named_scenarios_are_rewritten_for_it():
+    from conformance.playing.user_config import refusal
+
+    cfg = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "orders", "flush.size": "3",
+           "s3.bucket.name": "b", "storage.class": "io.confluent.connect.s3.storage.S3Storage", **CFG}
+    assert "add --no-named" in refusal(cfg)
+    assert refusal(cfg, reexpressed=False) is None  # generated scenarios and a replayed one's own records
+
+
+def test_generated_protobuf_values_are_a_producers_proto3_message():
+    from conformance.generators.protobuf_values import producer_payload, producer_schema
+    from conformance.generators.values import EXTRA_FIELDS
+
+    schema = {"type": "struct", "name": "order", "optional": False, "fields": [
+        {"field": "seq", "type": "int64", "optional": False}, {"field": "region", "type": "string", "optional": True},
+        *({"field": n, **f} for n, f in EXTRA_FIELDS.items())]}
+    text = producer_schema(schema)
+    assert "  optional string region = 2;\n" in text and "  google.type.Date day = " in text
+    assert "  map<int32, string> codes = " in text and "  repeated Points points = " in text
+    payload = {"seq": 7, "region": None, "amount": "AQI=", "day": 19754, "ints": [1, None, 3],
+               "codes": [[5, "x"], [6, None]], "points": [{"x": 1, "y": None}]}
+    written = producer_payload(schema, payload)
+    assert written == {"seq": 7, "amount": "2.58", "day": "2024-02-01", "ints": [1, 3], "codes": {"5": "x"},
+                       "points": [{"x": 1}]}
+    _, cv, _ = _read(text, written)
+    v = cv.value.values
+    assert (v["seq"], v["region"], v["amount"], v["day"], v["ints"]) == (7, None, "2.58", 19754, [1, 3])
+    assert v["codes"] == {5: "x"} and v["points"][0].values == {"x": 1, "y": None}
