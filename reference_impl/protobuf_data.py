@@ -5,6 +5,8 @@ converter's defaults: enhanced.protobuf.schema.support, generalized.sum.type.sup
 int.for.enums, optional.for.nullables, wrapper.for.nullables, generate.struct.for.nulls and
 flatten.unions off; generate.index.for.unions and wrapper.for.raw.primitives on.
 
+* A bare wrapper message (google.protobuf.StringValue, …) is its primitive, required, with the
+  registry's version (wrapper.for.raw.primitives).
 * The message is a Struct named by its short name (enhanced support off), with the version under
   which the record's subject holds the writer schema. Its fields: each real oneof first, as an
   optional Struct `io.confluent.connect.protobuf.Union.<oneof>` in a field `<oneof>_<index>`, then
@@ -272,5 +274,10 @@ def protobuf_to_connect(data: bytes, registry: Any, topic: str, which: str,
         present = decode(msg, data, pos)
     except ProtoSchemaError as e:
         raise ProtobufDataError(f"Error deserializing Protobuf message for id {schema_id}: {e}") from None
+    if msg.full_name in WRAPPERS:
+        # wrapper.for.raw.primitives: the message itself is a wrapper, its primitive the value
+        inner = msg.fields[0]
+        schema = Schema(_UNWRAPPED[msg.full_name], version=version)
+        return _scalar(schema, inner, present.get(inner.number, default_of(inner))), schema
     schema = to_connect_schema(msg, version)
     return to_connect_value(schema, msg, present), schema

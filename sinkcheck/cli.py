@@ -185,7 +185,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     target = args.target or recorded or "pysink"
     check_target_spec(target, args.plugin_path, lambda m: print(m, file=sys.stderr))
     validate_for_target(scenario.connector, target, model_version(target) or scenario.connector_version,
-                        f"{args.scenario}'s connector config", reexpressed=False)
+                        f"{args.scenario}'s connector config")
     out = out_dir(args.out or f".sinkcheck/replay/{Path(args.scenario).stem}")
     with holding(out, f"sinkcheck replay {args.scenario}"):
         dataclasses.replace(scenario, played_on=scenario.played_on if target == recorded else {"target": target}).save(

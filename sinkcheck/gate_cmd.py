@@ -77,8 +77,7 @@ def _gate(args: Any) -> int:
         if ver and model_version(spec):
             raise UsageError(f"{spec} already names its connector version; drop --*-version for it")
         if connector is not None:
-            validate_for_target(connector, spec, model_version(spec) or ver, f"--connector-config {args.connector_config}",
-                                reexpressed=not args.no_named or bool(args.scenario))
+            validate_for_target(connector, spec, model_version(spec) or ver, f"--connector-config {args.connector_config}")
     props = resolve_props(args.property)
     budget = parse_budget(args.budget)
     profile, n_examples, derandomize, max_records = resolve_profile(args)

@@ -148,7 +148,7 @@ def load_connector_config(path: str | None, flag: str = "--connector-config") ->
 
 
 def validate_for_target(cfg: dict[str, str], target: str, version: str | None,
-                        what: str = "--connector-config", reexpressed: bool = True) -> None:
+                        what: str = "--connector-config") -> None:
     """A config the connector (or Kafka, or Kafka Connect) would reject is a usage error before
     anything starts; what Connect would only log is warned about, as it logs it."""
     from conformance.judging.claims import CONFLUENT_SEMANTICS
@@ -158,7 +158,7 @@ def validate_for_target(cfg: dict[str, str], target: str, version: str | None,
     from reference_impl.versions import VersionError
 
     kind = "confluent" if target.startswith("model@") else target_kind(target)
-    refuse_unhonoured(cfg, what, kind in CONFLUENT_SEMANTICS, reexpressed=reexpressed)
+    refuse_unhonoured(cfg, what, kind in CONFLUENT_SEMANTICS)
     if kind not in CONFLUENT_SEMANTICS:
         return
     try:
@@ -178,13 +178,12 @@ def validate_for_target(cfg: dict[str, str], target: str, version: str | None,
             raise UsageError(f"{what} is rejected by the Python sink ({target}): {e}") from None
 
 
-def refuse_unhonoured(cfg: dict[str, str], where: str, s3_sink: bool = True, converted: bool = True,
-                      reexpressed: bool = True) -> None:
+def refuse_unhonoured(cfg: dict[str, str], where: str, s3_sink: bool = True, converted: bool = True) -> None:
     """conformance.playing.user_config.refusal as a usage error (exit 4): what the config asks that
     sinkcheck cannot honour, one message before anything runs (`model`, `run`, `gate`, `replay`)."""
     from conformance.playing.user_config import refusal
 
-    why = refusal(cfg, s3_sink, converted, reexpressed)
+    why = refusal(cfg, s3_sink, converted)
     if why:
         raise UsageError(f"{where}: {why}")
 

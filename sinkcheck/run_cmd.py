@@ -61,8 +61,7 @@ def _run(args: Any) -> int:
         check_target_spec(t, args.plugin_path, term.err, args.connector_version)
         if connector is not None:
             validate_for_target(connector, t, model_version(t) or args.connector_version,
-                                    f"--connector-config {args.connector_config}",
-                                    reexpressed=not args.no_named or bool(args.scenario))
+                                    f"--connector-config {args.connector_config}")
     props = resolve_props(args.property)
     budget = parse_budget(args.budget)
     profile, n_examples, derandomize, max_records = resolve_profile(args)

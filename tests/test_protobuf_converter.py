@@ -106,17 +106,29 @@ def test_a_schema_the_model_does_not_read_is_not_produced():
         to_bytes({"schema": ORDER_V1, "payload": {"nope": 1}}, vc, "value", "t", scratch_registry())
 
 
-def test_a_users_protobuf_config_is_refused_only_where_named_scenarios_are_rewritten_for_it():
+def test_a_named_scenario_is_re_expressed_for_a_users_protobuf_converter():
+    """Structs as the message of their schema, schemaless objects as one inferred message a topic."""
+    from conformance.inputs.wire import reexpress
     from conformance.playing.user_config import refusal
 
     cfg = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "orders", "flush.size": "3",
            "s3.bucket.name": "b", "storage.class": "io.confluent.connect.s3.storage.S3Storage", **CFG}
-    assert "add --no-named" in refusal(cfg)
-    assert refusal(cfg, reexpressed=False) is None  # generated scenarios and a replayed one's own records
+    assert refusal(cfg) is None
+    old = {**CFG, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+           "value.converter.schemas.enable": "false"}
+    records = [{"topic": "orders", "partition": 0, "timestamp": 1, "key": "k", "value": v}
+               for v in ({"seq": 1, "region": "eu", "n": 2}, {"seq": 2, "n": 2.5, "tags": ["a"]}, None)]
+    out = reexpress(records, old, CFG)
+    assert out[2]["value"] is None
+    text = out[0]["value"]["schema"]
+    assert text == out[1]["value"]["schema"] and "  optional double n = 3;\n" in text
+    assert "  repeated string tags = 4;\n" in text
+    _, cv, _ = _read(text, out[1]["value"]["payload"])
+    assert (cv.value.values["seq"], cv.value.values["n"], cv.value.values["tags"]) == (2, 2.5, ["a"])
 
 
 def test_generated_protobuf_values_are_a_producers_proto3_message():
-    from conformance.generators.protobuf_values import producer_payload, producer_schema
+    from conformance.inputs.protobuf_notation import producer_payload, producer_schema
     from conformance.generators.values import EXTRA_FIELDS
 
     schema = {"type": "struct", "name": "order", "optional": False, "fields": [
@@ -134,3 +146,31 @@ def test_generated_protobuf_values_are_a_producers_proto3_message():
     v = cv.value.values
     assert (v["seq"], v["region"], v["amount"], v["day"], v["ints"]) == (7, None, "2.58", 19754, [1, 3])
     assert v["codes"] == {5: "x"} and v["points"][0].values == {"x": 1, "y": None}
+
+
+@pytest.mark.parametrize("message,payload,expected,connect_type", [
+    ("google.protobuf.StringValue", "seq=3 text", "seq=3 text", "string"),
+    ("google.protobuf.BytesValue", "AQI=", b"\x01\x02", "bytes"),
+    ("google.protobuf.UInt32Value", 4_000_000_000, 4_000_000_000, "int64"),
+    ("google.protobuf.Int64Value", 0, 0, "int64"),
+])
+def test_a_bare_wrapper_is_its_primitive(message, payload, expected, connect_type):
+    from conformance.inputs.protobuf_wire import WRAPPERS_PROTO
+
+    reg = scratch_registry()
+    _, vc = converters(CFG)
+    data = to_bytes({"schema": WRAPPERS_PROTO, "message": message, "payload": payload}, vc, "value", "t", reg)
+    index = list(WRAPPERS_PROTO_NAMES).index(message)
+    assert data[5:7] == bytes([2, 2 * index])  # MessageIndexes [index]: count 1 and the index, zigzag
+    cv = vc.to_connect(data, "t", reg.snapshot(), "value")
+    assert (cv.value, cv.schema.type, cv.schema.optional, cv.schema.version, cv.schema.name) == (
+        expected, connect_type, False, 1, None)
+    rc = dataclasses.replace(RecordConverter.from_config(CFG, "value"), registry=reg)
+    schema, got, _ = rc.read(data, "t")
+    assert schema == schema_to_json(cv.schema)
+    assert json.loads(json.dumps(got)) == json.loads(json.dumps(to_json_value(cv.value, cv.schema)))
+
+
+WRAPPERS_PROTO_NAMES = ("google.protobuf.DoubleValue", "google.protobuf.FloatValue", "google.protobuf.Int64Value",
+                        "google.protobuf.UInt64Value", "google.protobuf.Int32Value", "google.protobuf.UInt32Value",
+                        "google.protobuf.BoolValue", "google.protobuf.StringValue", "google.protobuf.BytesValue")

@@ -499,5 +499,9 @@ def read(raw: bytes, registry: Any, topic: str, which: str, strategy: str) -> tu
         version, _ = registry.lookup(subj, text, "PROTOBUF")
     except Exception as e:  # noqa: BLE001 - the subject does not hold the schema
         raise ProtoReadError(f"Error retrieving schema version for id {schema_id}: {e}") from None
+    if msg["full"].startswith("google.protobuf.") and msg["name"] in _WRAPPED:
+        # a bare wrapper is its primitive (wrapper.for.raw.primitives), required, with the version
+        schema = {"type": _CONNECT.get(_WRAPPED[msg["name"]], "int64"), "optional": False, "version": version}
+        return schema, _message_payload(doc, msg, raw, i, len(raw), schema)
     schema = message_schema(doc, msg, version)
     return schema, _message_payload(doc, msg, raw, i, len(raw), schema)

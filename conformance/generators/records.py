@@ -135,7 +135,7 @@ def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, 
         payload = producer_payload(connect, draw(values.struct_payload(connect, seq, region, ts, zone)))
         return {"schema": producer_schema(connect, extras), "payload": {**payload, **draw(extra_values(extras, seq))}}
     if kind == "struct" and converter == "protobuf":
-        from conformance.generators.protobuf_values import producer_payload, producer_schema
+        from conformance.inputs.protobuf_notation import producer_payload, producer_schema
 
         payload = producer_payload(schema, draw(values.struct_payload(schema, seq, region, ts, zone)))
         return {"schema": producer_schema(schema), "payload": payload}

@@ -11,7 +11,8 @@ name: numbers and bools as JSON, `bytes` in base64, an enum by its symbol, a nes
 object, a repeated field as a list, a map as an object, a oneof by the member that is set,
 google.protobuf.Timestamp as epoch milliseconds, google.type.Date as ISO text ("2024-02-29"),
 google.type.TimeOfDay as milliseconds of the day, a wrapper (google.protobuf.StringValue, ...) as
-its value. A field left out (or null) is not written; a singular field without `optional` that
+its value. `"message": <full name>` picks another top-level message than the first (a bare
+google.protobuf.StringValue, say, in WRAPPERS_PROTO: the message indexes then name it). A field left out (or null) is not written; a singular field without `optional` that
 holds its type's default is not written either, as protobuf's proto3 serializers do.
 """
 from __future__ import annotations
@@ -214,9 +215,9 @@ def _map_key(kind: str, k: str, what: str) -> Any:
 def protobuf_bytes(item: Any, topic: str, which: str, registry: Any, strategy: str) -> bytes:
     """One key or value in the scenario's notation → the bytes Confluent's Protobuf serializer
     writes (registering its schema under its subject first, as auto.register.schemas does)."""
-    if not isinstance(item, dict) or set(item) != {"schema", "payload"}:
-        raise ProtobufNotation('with ProtobufConverter a scenario gives {"schema": <proto3 text>, "payload": <value>}, '
-                               f"not {json.dumps(item)[:80]}")
+    if not isinstance(item, dict) or set(item) - {"message"} != {"schema", "payload"}:
+        raise ProtobufNotation('with ProtobufConverter a scenario gives {"schema": <proto3 text>, "payload": <value>} '
+                               f'(and "message": <a top-level message\'s full name>), not {json.dumps(item)[:80]}')
     text = item["schema"]
     if not isinstance(text, str):
         raise ProtobufNotation("the schema of a ProtobufConverter record is proto3 text")
@@ -226,8 +227,20 @@ def protobuf_bytes(item: Any, topic: str, which: str, registry: Any, strategy: s
         raise ProtobufNotation(f"not a proto3 schema the model reads: {e}") from None
     if not proto.messages:
         raise ProtobufNotation("the schema defines no message")
-    msg = proto.messages[0]
+    names = [m.full_name for m in proto.messages]
+    index = names.index(item["message"]) if item.get("message") in names else 0
+    if "message" in item and item["message"] not in names:
+        raise ProtobufNotation(f"the schema has no top-level message {item['message']!r} ({', '.join(names)})")
+    msg = proto.messages[index]
     body = encode(msg, item["payload"], which)
     subject = subject_for(topic, which, strategy, msg.full_name)
     schema_id = registry.register(subject, text, "PROTOBUF")
-    return b"\x00" + int(schema_id).to_bytes(4, "big", signed=True) + b"\x00" + body
+    # MessageIndexes: [0] as a single 0, else the count and each index, zigzag varints
+    indexes = b"\x00" if index == 0 else _varint(_zigzag(1)) + _varint(_zigzag(index))
+    return b"\x00" + int(schema_id).to_bytes(4, "big", signed=True) + indexes + body
+
+
+# google/protobuf/wrappers.proto as a producer of a bare wrapper registers it (its messages in the
+# file's order, which the message index counts; its options left out)
+WRAPPERS_PROTO = 'syntax = "proto3";\npackage google.protobuf;\n\n' + "".join(
+    f"message {full.rpartition('.')[2]} {{\n  {kind} value = 1;\n}}\n" for full, kind in WRAPPERS.items())

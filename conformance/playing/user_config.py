@@ -39,14 +39,12 @@ def _short(value: Any, default: str = "") -> str:
 
 
 # --- the check --------------------------------------------------------------------------------
-def refusal(config: Mapping[str, str], s3_sink: bool = True, converted: bool = True,
-            reexpressed: bool = True) -> str | None:
+def refusal(config: Mapping[str, str], s3_sink: bool = True, converted: bool = True) -> str | None:
     """Why sinkcheck cannot test a sink under `config`, naming the property and what to change;
     None when it can. `s3_sink`: the config is the S3 sink's (its format and partitioner are
     modelled); for other connectors only the Kafka Connect properties are checked. `converted`:
     records reach the sink through the config's converters (not so for `sinkcheck model`, whose
-    records are Connect values already). `reexpressed`: named scenarios are to be written again
-    for the config's converters (not so for a replayed scenario, whose records are its own)."""
+    records are Connect values already)."""
     cfg = {str(k): str(v) for k, v in config.items()}
     transforms = transform_names(cfg)
     # Kafka's Filter of tombstones is honoured where no model of the sink's files applies (Iceberg,
@@ -65,13 +63,6 @@ def refusal(config: Mapping[str, str], s3_sink: bool = True, converted: bool = T
             return (f"{e}. sinkcheck's model reads the records of JsonConverter (with "
                     f"{which}.converter.schemas.enable=true for Structs), StringConverter, ByteArrayConverter and "
                     "AvroConverter or ProtobufConverter (with the Schema Registry sinkcheck runs)")
-        if reexpressed and converter_kind(full, which) == "protobuf":
-            # the model and the Python sink read its wire format, and generated scenarios write
-            # it, but no named scenario is written again as Protobuf messages
-            return (f"{which}.converter=ProtobufConverter: sinkcheck does not yet write its named scenarios as "
-                    "Protobuf messages for a config of yours; add --no-named to play generated scenarios under "
-                    "it, or play the Protobuf scenarios of its own (--scenario protobuf-converter-to-json, "
-                    "-to-avro, -to-parquet, protobuf-evolution-backward) without --connector-config")
     if not s3_sink:
         return None
     part = _short(cfg.get("partitioner.class"), "DefaultPartitioner")
