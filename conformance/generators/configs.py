@@ -200,7 +200,8 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
     cfg.update(draw(converter_configs(cfg, kinds, registry="avro" in formats, protobuf=formats == CONFLUENT_FORMATS)))
     # schema.compatibility is Confluent's (the sinks given its formats read it): where values carry
     # a schema with versions, the producers move through versions of it under each mode (R14)
-    if formats == CONFLUENT_FORMATS and converter_kind(cfg) in ("json-schemas", "avro") and draw(st.integers(0, 4)) > 0:
+    if formats == CONFLUENT_FORMATS and converter_kind(cfg) in ("json-schemas", "avro", "protobuf") and draw(
+            st.integers(0, 4)) > 0:
         cfg["schema.compatibility"] = draw(st.sampled_from(COMPATIBILITY_SPELLINGS))
     return cfg
 
