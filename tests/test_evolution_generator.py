@@ -81,4 +81,5 @@ def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_a
     from conformance.playing.session import SIMULATED_EXAMPLES
 
     seen = evolving_streams(generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",)))
-    assert set(seen) >= {(c, m) for c in ("json-schemas", "avro") for m in ("NONE", "BACKWARD", "FORWARD", "FULL")}, seen
+    assert set(seen) >= {(c, m) for c in ("json-schemas", "avro", "protobuf")
+                         for m in ("NONE", "BACKWARD", "FORWARD", "FULL")}, seen
