@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 SCALARS = ("double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "fixed64",
            "sfixed32", "sfixed64", "bool", "string", "bytes")
@@ -346,9 +346,6 @@ def _resolve(f: ProtoFile) -> None:
         walk(m)
 
 
-WELL_KNOWN_NAMES = frozenset(n for names in WELL_KNOWN.values() for n in names)
-
-
 # --- the binary --------------------------------------------------------------------------------
 
 class Reader:
@@ -515,11 +512,3 @@ def default_of(fd: ProtoField) -> Any:
         return None
     return 0
 
-
-def walk_messages(f: ProtoFile) -> Iterator[ProtoMessage]:
-    def rec(ms: list[ProtoMessage]) -> Iterator[ProtoMessage]:
-        for m in ms:
-            yield m
-            yield from rec(m.messages)
-
-    yield from rec(f.messages)

@@ -113,6 +113,14 @@ def _records(n: int, schema: str = ORDER_V1, partitions: int = 2, start: int = 0
             for i in range(start, start + n)]
 
 
+def _evolving(versions: str) -> list[dict[str, Any]]:
+    recs = []
+    for i, v in enumerate(versions):
+        schema, payload = (ORDER_V1, order) if v == "1" else (ORDER_V2, order_v2)
+        recs += _records(1, schema, partitions=1, start=i, payload=payload)
+    return recs
+
+
 def protobuf_converter_to_json() -> Scenario:
     """ProtobufConverter values written as JsonFormat lines (R10.1): proto3's defaults as values, an
     unset `optional` field, message and wrapper as null, the oneof a struct of its members, the enum a
@@ -146,12 +154,25 @@ def protobuf_evolution_backward() -> Scenario:
     rotates, an older record is projected onto the file's version 2 (its new fields null), R14.3."""
     cfg = {**BASE_PROTOBUF, **PROTOBUF_VALUES, "format.class": AVRO_FORMAT, "flush.size": "4",
            "schema.compatibility": "BACKWARD"}
-    recs = []
-    for i, v in enumerate("111221112211"):
-        schema, payload = (ORDER_V1, order) if v == "1" else (ORDER_V2, order_v2)
-        recs += _records(1, schema, partitions=1, start=i, payload=payload)
-    return Scenario("protobuf-evolution-backward", cfg, {TOPIC: 1}, recs,
+    return Scenario("protobuf-evolution-backward", cfg, {TOPIC: 1}, _evolving("111221112211"),
                     notes="R14.3 through ProtobufConverter: newer rotates, older projected")
+
+
+def protobuf_evolution_forward() -> Scenario:
+    """FORWARD with ProtobufConverter and JsonFormat: an older version rotates, a newer record is
+    projected onto the file's older version (its added fields dropped), R14.3."""
+    cfg = {**BASE_PROTOBUF, **PROTOBUF_VALUES, "flush.size": "4", "schema.compatibility": "FORWARD"}
+    return Scenario("protobuf-evolution-forward", cfg, {TOPIC: 1}, _evolving("112221221112"),
+                    notes="R14.3 through ProtobufConverter: older rotates, newer projected")
+
+
+def protobuf_evolution_full() -> Scenario:
+    """FULL with ProtobufConverter and ParquetFormat: as BACKWARD, a newer version rotates and an
+    older record is projected onto the file's newer version, R14.3."""
+    cfg = {**BASE_PROTOBUF, **PROTOBUF_VALUES, "format.class": PARQUET_FORMAT, "flush.size": "4",
+           "schema.compatibility": "FULL", "s3.part.size": str(5 * 1024 * 1024)}
+    return Scenario("protobuf-evolution-full", cfg, {TOPIC: 1}, _evolving("121122211212"),
+                    notes="R14.3 through ProtobufConverter under FULL")
 
 
 PROTOBUF_SCENARIOS: dict[str, Callable[[], Scenario]] = {
@@ -159,4 +180,6 @@ PROTOBUF_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "protobuf-converter-to-avro": protobuf_converter_to_avro,
     "protobuf-converter-to-parquet": protobuf_converter_to_parquet,
     "protobuf-evolution-backward": protobuf_evolution_backward,
+    "protobuf-evolution-forward": protobuf_evolution_forward,
+    "protobuf-evolution-full": protobuf_evolution_full,
 }
