@@ -175,6 +175,15 @@ def protobuf_evolution_full() -> Scenario:
                     notes="R14.3 through ProtobufConverter under FULL")
 
 
+def protobuf_evolution_none() -> Scenario:
+    """NONE with ProtobufConverter and AvroFormat: any change of version rotates, whichever way
+    (R14.2): no record is projected."""
+    cfg = {**BASE_PROTOBUF, **PROTOBUF_VALUES, "format.class": AVRO_FORMAT, "flush.size": "3",
+           "schema.compatibility": "NONE"}
+    return Scenario("protobuf-evolution-none", cfg, {TOPIC: 1}, _evolving("1121122211"),
+                    notes="R14.2 through ProtobufConverter: every change rotates")
+
+
 PROTOBUF_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "protobuf-converter-to-json": protobuf_converter_to_json,
     "protobuf-converter-to-avro": protobuf_converter_to_avro,
@@ -182,4 +191,5 @@ PROTOBUF_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "protobuf-evolution-backward": protobuf_evolution_backward,
     "protobuf-evolution-forward": protobuf_evolution_forward,
     "protobuf-evolution-full": protobuf_evolution_full,
+    "protobuf-evolution-none": protobuf_evolution_none,
 }
