@@ -99,7 +99,7 @@ def main() -> None:
         print(f"{k:<24}" + "".join(f"{'%d/%d' % r['by_kind'][k]:>12}" for r in rows))
     print("\nstreams with evolving value schemas, by converter and schema.compatibility (R14):")
     print(f"{'converter / mode':<24}" + "".join(f"{r['profile']:>12}" for r in rows))
-    for conv in ("json-schemas", "avro"):
+    for conv in ("json-schemas", "avro", "protobuf"):
         for mode in ("NONE", "BACKWARD", "FORWARD", "FULL"):
             print(f"{conv + ' ' + mode:<24}" + "".join(f"{r['evolving'].get((conv, mode), 0):>12}" for r in rows))
     print("\nthe changes those streams' versions make, by converter (streams with one):")

@@ -25,7 +25,13 @@ One converter that reads Confluent's Schema Registry wire format is modelled
   then AvroData. `schema.registry.url` is required (ConfigException without it). Null bytes are
   the null value with no schema (SchemaAndValue.NULL).
 
-ProtobufConverter and JsonSchemaConverter are refused by name.
+* `io.confluent.connect.protobuf.ProtobufConverter`: magic byte 0, the schema id, the message
+  indexes, the protobuf binary; the writer schema (proto3) from the registry by id, its version
+  under the record's subject, then ProtobufData with the converter's defaults
+  (reference_impl.protobuf_data). `schema.registry.url` is required. Null bytes are the null value
+  with no schema.
+
+JsonSchemaConverter is refused by name.
 """
 from __future__ import annotations
 
@@ -42,12 +48,13 @@ JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 BYTEARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
+PROTOBUF_CONVERTER = "io.confluent.connect.protobuf.ProtobufConverter"
 CONVERTERS = {"JsonConverter": JSON_CONVERTER, "StringConverter": STRING_CONVERTER,
-              "ByteArrayConverter": BYTEARRAY_CONVERTER, "AvroConverter": AVRO_CONVERTER}
+              "ByteArrayConverter": BYTEARRAY_CONVERTER, "AvroConverter": AVRO_CONVERTER,
+              "ProtobufConverter": PROTOBUF_CONVERTER}
 # converters that read a schema registry's wire format, and those the model does not read
-REGISTRY_CONVERTERS = {"AvroConverter": AVRO_CONVERTER}
-UNREAD_REGISTRY_CONVERTERS = {"ProtobufConverter": "io.confluent.connect.protobuf.ProtobufConverter",
-                              "JsonSchemaConverter": "io.confluent.connect.json.JsonSchemaConverter"}
+REGISTRY_CONVERTERS = {"AvroConverter": AVRO_CONVERTER, "ProtobufConverter": PROTOBUF_CONVERTER}
+UNREAD_REGISTRY_CONVERTERS = {"JsonSchemaConverter": "io.confluent.connect.json.JsonSchemaConverter"}
 OPTIONAL_STRING = Schema("string", optional=True)
 OPTIONAL_BYTES = Schema("bytes", optional=True)
 
@@ -100,6 +107,19 @@ class Converter:
         registry converter needs the record's `topic` and the registry (`registry`: anything
         with `schema(id)` and `version_of(subject, id)`, reference_impl.avro_data.RegistryView)."""
         short = self.short
+        if short == "ProtobufConverter":
+            if data is None:
+                return ConnectValue(None, None)
+            if registry is None or topic is None:
+                raise ConverterError("ProtobufConverter reads the schema of every record from the Schema Registry: "
+                                     "no registry was given to read it from")
+            from reference_impl.protobuf_data import ProtobufDataError, protobuf_to_connect
+
+            try:
+                value, schema = protobuf_to_connect(bytes(data), registry, topic, which, self.subject_strategy(which))
+            except ProtobufDataError as e:
+                raise ConverterError(f"Failed to deserialize data for topic {topic} to Protobuf: {e}") from None
+            return ConnectValue(value, schema)
         if short == "AvroConverter":
             if data is None:
                 return ConnectValue(None, None)
@@ -177,8 +197,8 @@ def converter_for(config: Mapping[str, str], which: str) -> Converter:
     short = raw.rsplit(".", 1)[-1]
     if short in UNREAD_REGISTRY_CONVERTERS and raw in (short, UNREAD_REGISTRY_CONVERTERS[short]):
         raise UnknownConverter(f"{prop}={raw}: the model reads the Schema Registry wire format of "
-                               f"{AVRO_CONVERTER} only, not {short}'s; use AvroConverter, JsonConverter, "
-                               "StringConverter or ByteArrayConverter")
+                               f"{AVRO_CONVERTER} and {PROTOBUF_CONVERTER} only, not {short}'s; use AvroConverter, "
+                               "ProtobufConverter, JsonConverter, StringConverter or ByteArrayConverter")
     if short not in CONVERTERS or raw not in (short, CONVERTERS[short]):
         raise UnknownConverter(f"{prop}={raw}: the model knows {', '.join(CONVERTERS.values())}")
     prefix = prop + "."
@@ -203,5 +223,5 @@ def to_connect_record(key_conv: Converter, value_conv: Converter, key: bytes | N
             value_conv.to_connect(value, topic, registry, "value"))
 
 
-__all__ = ["AVRO_CONVERTER", "BYTEARRAY_CONVERTER", "CONVERTERS", "REGISTRY_CONVERTERS", "Converter", "ConverterError", "JSON_CONVERTER", "STRING_CONVERTER",
+__all__ = ["AVRO_CONVERTER", "PROTOBUF_CONVERTER", "BYTEARRAY_CONVERTER", "CONVERTERS", "REGISTRY_CONVERTERS", "Converter", "ConverterError", "JSON_CONVERTER", "STRING_CONVERTER",
            "UnknownConverter", "converter_for", "converters_for", "to_connect_record"]

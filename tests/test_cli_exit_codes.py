@@ -485,10 +485,10 @@ def test_audit_records_with_binary_garbage_are_4(tmp_path: Path, capsys: pytest.
     ({"topics": "ord ers"}, "Topic name is invalid: 'ord ers'"),
     ({"topics": "ordérs🙂"}, "other than ASCII alphanumerics, '.', '_' and '-'"),
     ({"topics": "o" * 250}, "longer than the max allowed length 249"),
-    ({"value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
+    ({"value.converter": "io.confluent.connect.json.JsonSchemaConverter",
       "value.converter.schema.registry.url": "http://127.0.0.1:8081"},
-     "the model reads the Schema Registry wire format of io.confluent.connect.avro.AvroConverter only, "
-     "not ProtobufConverter's"),
+     "the model reads the Schema Registry wire format of io.confluent.connect.avro.AvroConverter and "
+     "io.confluent.connect.protobuf.ProtobufConverter only, not JsonSchemaConverter's"),
     ({"value.converter": "io.confluent.connect.avro.AvroConverter"},
      "it needs value.converter.schema.registry.url"),
 ])

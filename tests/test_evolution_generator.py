@@ -122,7 +122,8 @@ def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_a
 
     scenarios = generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",))
     seen = evolving_streams(scenarios)
-    assert set(seen) >= {(c, m) for c in ("json-schemas", "avro") for m in ("NONE", "BACKWARD", "FORWARD", "FULL")}, seen
+    assert set(seen) >= {(c, m) for c in ("json-schemas", "avro", "protobuf")
+                         for m in ("NONE", "BACKWARD", "FORWARD", "FULL")}, seen
     changes = evolution_changes(scenarios)
     assert {("avro", c) for c in ("enum symbols added", "enum symbols dropped", "union branches added",
                                   "namespace changed")} <= set(changes), changes

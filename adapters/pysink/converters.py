@@ -13,6 +13,8 @@ JSON, whether there is a schema):
   an optional bytes schema (also for null bytes).
 * AvroConverter: the Schema Registry wire format, read with the registry the sink was given
   (adapters/pysink/avroread.py); `schema.registry.url` is required, as the converter requires it.
+* ProtobufConverter: the same wire format with message indexes and a proto3 schema
+  (adapters/pysink/protoread.py), with the same registry and `schema.registry.url`.
 
 A record its converter refuses stops the task: Connect fails the task on a conversion error
 unless `errors.tolerance=all`, which the Python sink does not support.
@@ -30,7 +32,7 @@ from adapters.processes.connect_worker import WORKER_CONVERTERS
 JSON_TYPES = {"boolean", "int8", "int16", "int32", "int64", "float", "double", "bytes", "string", "array", "map",
               "struct"}
 KINDS = {"JsonConverter": "json", "StringConverter": "string", "ByteArrayConverter": "bytearray",
-         "AvroConverter": "avro"}
+         "AvroConverter": "avro", "ProtobufConverter": "protobuf"}
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 
 
@@ -40,7 +42,7 @@ class ConversionError(ValueError):
 
 @dataclass(frozen=True)
 class RecordConverter:
-    kind: str  # json | string | bytearray | avro
+    kind: str  # json | string | bytearray | avro | protobuf
     schemas: bool = True  # JsonConverter's schemas.enable
     which: str = "value"
     registry_url: str = ""  # AvroConverter's schema.registry.url
@@ -57,8 +59,8 @@ class RecordConverter:
         kind = KINDS.get(name.rsplit(".", 1)[-1])
         if kind is None:
             raise ValueError(f"{prop}={name}: the Python sink reads JsonConverter, StringConverter, "
-                             f"ByteArrayConverter and AvroConverter ({AVRO_CONVERTER}) data; set one of those")
-        if kind == "avro":
+                             f"ByteArrayConverter, AvroConverter ({AVRO_CONVERTER}) and ProtobufConverter data; set one of those")
+        if kind in ("avro", "protobuf"):
             url = str(source.get(f"{prop}.schema.registry.url", "")).strip()
             if not url:
                 raise ValueError(f"{prop}={name} needs {prop}.schema.registry.url (Missing required configuration "
@@ -73,6 +75,18 @@ class RecordConverter:
 
     def read(self, raw: bytes | None, topic: str = "") -> tuple[Any, Any, bool]:
         """(schema, payload, has_schema) of one key or value, or ConversionError."""
+        if self.kind == "protobuf":
+            if raw is None:
+                return None, None, False
+            if self.registry is None:
+                raise ConversionError(f"ProtobufConverter has no registry to read from ({self.registry_url})")
+            from adapters.pysink.protoread import ProtoReadError, read as read_protobuf
+
+            try:
+                schema, payload = read_protobuf(raw, self.registry, topic, self.which, self.strategy)
+            except (ProtoReadError, ValueError, KeyError, IndexError) as e:
+                raise ConversionError(f"Failed to deserialize data for topic {topic} to Protobuf: {e}") from None
+            return schema, payload, True
         if self.kind == "avro":
             if raw is None:
                 return None, None, False

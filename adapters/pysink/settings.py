@@ -109,16 +109,16 @@ class SinkSettings:
 
     @property
     def registry_url(self) -> str | None:
-        """The Schema Registry its converters read from (AvroConverter's schema.registry.url), if any."""
-        return next((c.registry_url for c in (self.value_conv, self.key_conv) if c.kind == "avro"), None)
+        """The Schema Registry its converters read from (AvroConverter's or ProtobufConverter's schema.registry.url), if any."""
+        return next((c.registry_url for c in (self.value_conv, self.key_conv) if c.kind in ("avro", "protobuf")), None)
 
     def attach_registry(self, registry: Any) -> None:
         """Give the converters that read the registry's wire format the registry to ask."""
         import dataclasses
 
-        if self.key_conv.kind == "avro":
+        if self.key_conv.kind in ("avro", "protobuf"):
             self.key_conv = dataclasses.replace(self.key_conv, registry=registry)
-        if self.value_conv.kind == "avro":
+        if self.value_conv.kind in ("avro", "protobuf"):
             self.value_conv = dataclasses.replace(self.value_conv, registry=registry)
 
     @property

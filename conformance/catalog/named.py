@@ -11,6 +11,7 @@ from conformance.catalog.gate import tombstones_with_record_time_rotation
 from conformance.catalog.aiven import AIVEN_OWN
 from conformance.catalog.evolution import EVOLUTION_SCENARIOS
 from conformance.catalog.formats import FORMAT_SCENARIOS, SCHEMALESS_AVRO
+from conformance.catalog.protobuf import PROTOBUF_SCENARIOS
 from conformance.catalog.registry import REGISTRY_SCENARIOS
 from conformance.catalog.iceberg import ICEBERG_OWN
 from conformance.catalog.lenses import LENSES_OWN
@@ -542,8 +543,8 @@ CONNECTOR_OWN: dict[str, dict[str, Callable[[], Scenario]]] = {
     "iceberg": ICEBERG_OWN,
     # the gate plays it between any two versions; a run plays it on Confluent's connector (R3.9's bug)
     "confluent": {"tombstones-with-record-time-rotation": tombstones_with_record_time_rotation, **SCHEMALESS_AVRO,
-                  **EVOLUTION_SCENARIOS},
-    "pysink": {**SCHEMALESS_AVRO, **EVOLUTION_SCENARIOS},
+                  **EVOLUTION_SCENARIOS, **PROTOBUF_SCENARIOS},
+    "pysink": {**SCHEMALESS_AVRO, **EVOLUTION_SCENARIOS, **PROTOBUF_SCENARIOS},
     "aiven": AIVEN_OWN,
     "lenses": LENSES_OWN,
 }

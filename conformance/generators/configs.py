@@ -7,7 +7,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.inputs.scenario import VALUE_KINDS_BY_CONVERTER, converter_kind
-from reference_impl.converters import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
+from reference_impl.converters import (AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, PROTOBUF_CONVERTER,
+                                       STRING_CONVERTER)
 
 
 JSON_FORMAT = "io.confluent.connect.s3.format.json.JsonFormat"
@@ -196,10 +197,11 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
     cfg.update(draw(naming_options(fmt)))
     cfg.update(draw(null_policies_and_siblings()))
     # the targets that write Avro run a Schema Registry too: their values come from AvroConverter now and then
-    cfg.update(draw(converter_configs(cfg, kinds, registry="avro" in formats)))
+    cfg.update(draw(converter_configs(cfg, kinds, registry="avro" in formats, protobuf=formats == CONFLUENT_FORMATS)))
     # schema.compatibility is Confluent's (the sinks given its formats read it): where values carry
     # a schema with versions, the producers move through versions of it under each mode (R14)
-    if formats == CONFLUENT_FORMATS and converter_kind(cfg) in ("json-schemas", "avro") and draw(st.integers(0, 4)) > 0:
+    if formats == CONFLUENT_FORMATS and converter_kind(cfg) in ("json-schemas", "avro", "protobuf") and draw(
+            st.integers(0, 4)) > 0:
         cfg["schema.compatibility"] = draw(st.sampled_from(COMPATIBILITY_SPELLINGS))
     return cfg
 
@@ -210,8 +212,8 @@ COMPATIBILITY_SPELLINGS = ("NONE", "BACKWARD", "FORWARD", "FULL", "BACKWARD", "F
 
 # converters by kind (conformance.inputs.scenario.converter_kind), as a connector config states them
 CONVERTER_CLASSES = {"json": JSON_CONVERTER, "json-schemas": JSON_CONVERTER, "string": STRING_CONVERTER,
-                     "bytearray": BYTEARRAY_CONVERTER, "avro": AVRO_CONVERTER}
-CONVERTER_KINDS = ("json", "json-schemas", "string", "bytearray", "avro")  # simplest first: shrinks toward schemaless JSON
+                     "bytearray": BYTEARRAY_CONVERTER, "avro": AVRO_CONVERTER, "protobuf": PROTOBUF_CONVERTER}
+CONVERTER_KINDS = ("json", "json-schemas", "string", "bytearray", "avro", "protobuf")  # simplest first: shrinks toward schemaless JSON
 # where a deployment's registry is; sinkcheck's targets point the converter at their own
 REGISTRY_URL = "http://schema-registry:8081"
 
@@ -221,19 +223,20 @@ def converter_config(which: str, kind: str) -> dict[str, str]:
     out = {f"{which}.converter": CONVERTER_CLASSES[kind]}
     if kind.startswith("json"):
         out[f"{which}.converter.schemas.enable"] = "true" if kind == "json-schemas" else "false"
-    if kind == "avro":
+    if kind in ("avro", "protobuf"):
         out[f"{which}.converter.schema.registry.url"] = REGISTRY_URL
     return out
 
 
 @st.composite
 def converter_configs(draw: st.DrawFn, cfg: dict[str, str], kinds: tuple[str, ...] | None = None,
-                      registry: bool = False) -> dict[str, str]:
+                      registry: bool = False, protobuf: bool = False) -> dict[str, str]:
     """One key converter and one value converter for a connector: the value converter among
     those whose values this config can write (value_kinds), the key converter any of them;
-    AvroConverter values where the target runs a Schema Registry (`registry`). Shrinks toward
-    schemaless JSON."""
-    fits = [k for k in CONVERTER_KINDS if (registry or k != "avro")
+    AvroConverter values where the target runs a Schema Registry (`registry`), and
+    ProtobufConverter values too where the target reads them (`protobuf`: Confluent's connector
+    and the Python sink). Shrinks toward schemaless JSON."""
+    fits = [k for k in CONVERTER_KINDS if (registry or k != "avro") and ((registry and protobuf) or k != "protobuf")
             and value_kinds({**cfg, **converter_config("value", k)}, kinds)]
     out = converter_config("value", draw(st.sampled_from(fits)))
     out.update(converter_config("key", draw(st.sampled_from(("string", "json", "bytearray")))))

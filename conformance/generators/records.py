@@ -136,6 +136,11 @@ def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, 
         payload = producer_payload(connect, draw(values.struct_payload(connect, seq, region, ts, zone)))
         return {"schema": producer_schema(connect, extras, changes),
                 "payload": {**payload, **draw(extra_values(extras, seq, changes))}}
+    if kind == "struct" and converter == "protobuf":
+        from conformance.inputs.protobuf_notation import producer_payload, producer_schema
+
+        payload = producer_payload(schema, draw(values.struct_payload(schema, seq, region, ts, zone)))
+        return {"schema": producer_schema(schema), "payload": payload}
     if kind == "struct":
         return {"schema": schema, "payload": draw(values.struct_payload(schema, seq, region, ts, zone))}
     if kind == "map" and one_shape:
@@ -152,6 +157,28 @@ def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, 
         text = f"seq={seq} {draw(st.sampled_from(values.TEXTS))}"
         return {"schema": {"type": "string", "optional": False}, "payload": text} if converter == "json-schemas" else text
     return seq_value(seq, kind, {"region": region, "ts": ts}, None, converter)
+
+
+# the fields a Protobuf producer's later versions add, in order (each optional: an older record
+# projected onto a newer file has them null)
+PROTOBUF_ADDED = ({"field": "channel", "type": "string", "optional": True},
+                  {"field": "priority", "type": "int32", "optional": True},
+                  {"field": "audit", "type": "struct", "name": "audit", "optional": True,
+                   "fields": [{"field": "by", "type": "string", "optional": False}]})
+
+
+@st.composite
+def protobuf_versions(draw: st.DrawFn, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """One or two later versions of a Protobuf producer's schema, each adding one or two fields."""
+    versions, fields, left = [], list(base["fields"]), [f for f in PROTOBUF_ADDED
+                                                       if f["field"] not in {x["field"] for x in base["fields"]}]
+    for _ in range(draw(st.integers(1, 2))):
+        if not left:
+            break
+        take = draw(st.integers(1, min(2, len(left))))
+        fields, left = fields + left[:take], left[take:]
+        versions.append({**base, "fields": fields})
+    return versions
 
 
 @st.composite
@@ -185,7 +212,12 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     n = draw(st.integers(1, max_records))
     # under a schema.compatibility the producers move through versions of the schema (R14)
     versions, picks = [schema], [0] * n
-    if "schema.compatibility" in cfg and converter in ("json-schemas", "avro"):
+    if "schema.compatibility" in cfg and converter == "protobuf":
+        # a Protobuf producer's versions add fields at the end (new numbers): what a registry
+        # checking its Protobuf schemas accepts, where a dropped or retyped field is refused
+        versions = [schema, *draw(protobuf_versions(schema))]
+        picks = draw(version_picks(n, len(versions)))
+    elif "schema.compatibility" in cfg and converter in ("json-schemas", "avro"):
         kept = KEPT + tuple(x.strip() for x in cfg.get("partition.field.name", "").split(",") if x.strip())
         versions = draw(schema_versions(schema, converter == "avro", kept))
         picks = draw(version_picks(n, len(versions)))

@@ -226,6 +226,7 @@ def migrate_format_1(obj: dict[str, Any], source: str) -> dict[str, Any]:
 # produce, and how a scenario writes them in that converter's notation (conformance.inputs.wire)
 VALUE_KINDS_BY_CONVERTER = {
     "avro": ("struct",),  # a producer's Avro records (inputs.registry_wire)
+    "protobuf": ("struct",),  # a producer's Protobuf messages (inputs.protobuf_wire)
     "json-schemas": ("struct", "string", "bytes"),
     "json": ("map", "string"),
     "string": ("string",),
@@ -234,10 +235,12 @@ VALUE_KINDS_BY_CONVERTER = {
 
 
 def converter_kind(config: dict[str, str], which: str = "value") -> str:
-    """"json-schemas", "json", "string", "bytearray" or "avro": the converter a config names for `which`."""
+    """"json-schemas", "json", "string", "bytearray", "avro" or "protobuf": the converter a config names for `which`."""
     cls = str(config.get(f"{which}.converter", "")).strip().rsplit(".", 1)[-1]
     if cls == "AvroConverter":
         return "avro"
+    if cls == "ProtobufConverter":
+        return "protobuf"
     if cls == "StringConverter":
         return "string"
     if cls == "ByteArrayConverter":
@@ -246,7 +249,7 @@ def converter_kind(config: dict[str, str], which: str = "value") -> str:
         on = str(config.get(f"{which}.converter.schemas.enable", "true")).strip().lower() == "true"
         return "json-schemas" if on else "json"
     raise ScenarioError(f"{which}.converter={cls or '(not set)'}: a scenario's converter is JsonConverter, "
-                        "StringConverter, ByteArrayConverter or AvroConverter")
+                        "StringConverter, ByteArrayConverter, AvroConverter or ProtobufConverter")
 
 
 def seq_value(seq: int, kind: str, payload: dict[str, Any] | None = None, schema: dict[str, Any] | None = None,

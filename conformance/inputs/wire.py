@@ -12,6 +12,7 @@ notation of its converter:
 | StringConverter | a string | its UTF-8 |
 | ByteArrayConverter | the bytes in base64 | the bytes |
 | AvroConverter | `{"schema": <Avro schema>, "payload": …}` | the Schema Registry wire format (inputs.registry_wire) |
+| ProtobufConverter | `{"schema": <proto3 text>, "payload": …}` | the Schema Registry wire format (inputs.protobuf_wire) |
 
 `null` is a null key or value (a tombstone) for every converter. A scenario only produces what
 its converters accept (`check_realizable`): a real deployment could have produced it. The model
@@ -84,6 +85,13 @@ def to_bytes(item: Any, conv: Converter, where: str = "value", topic: str | None
 
         if topic is None or registry is None:
             raise NotRealizable(f"{where}: {conv.short} needs a topic and a schema registry to write its bytes")
+        if conv.short == "ProtobufConverter":
+            from conformance.inputs.protobuf_wire import ProtobufNotation, protobuf_bytes
+
+            try:
+                return protobuf_bytes(item, topic, where, registry, conv.subject_strategy(where))
+            except ProtobufNotation as e:
+                raise NotRealizable(f"{where}: {e}") from None
         try:
             return avro_bytes(item, topic, where, registry, conv.subject_strategy(where))
         except RegistryNotation as e:
@@ -132,6 +140,12 @@ def reexpress(records: Sequence[Mapping[str, Any]], old: Mapping[str, str], new:
         read = [was.to_connect(data := to_bytes(r.get(what), was, what, r["topic"], registry), r["topic"],
                                registry.snapshot() if registry is not None and data is not None else None, what)
                 for r in records]
+        if now.short == "ProtobufConverter":  # a producer of Protobuf: one message a topic for schemaless values
+            for topic in {r["topic"] for r in records}:
+                at = [i for i, r in enumerate(records) if r["topic"] == topic]
+                for i, item in zip(at, _protobuf_notation([read[i] for i in at], what)):
+                    out[i][what] = item
+            continue
         if now.reads_registry:  # a producer of Avro: one schema a topic for schemaless values
             from conformance.inputs.registry_wire import avro_notation
 
@@ -144,6 +158,70 @@ def reexpress(records: Sequence[Mapping[str, Any]], old: Mapping[str, str], new:
             if records[i].get(what) is not None:
                 out[i][what] = _written_as(cv, now)
     return out
+
+
+def _protobuf_notation(values: list[Any], what: str) -> list[Any]:
+    """Connect values of one topic's keys or values as a Protobuf producer writes them: a Struct as
+    the message of its schema, a schemaless JSON object as a message of one schema inferred for the
+    topic, a primitive (text, bytes, a number, a boolean) as the bare wrapper of its type; an array
+    or a map is no message: NotRealizable."""
+    from conformance.inputs.protobuf_notation import (fitted_payload, inferred_schema, producer_payload,
+                                                      producer_schema)
+    from reference_impl.connect_data import schema_to_json
+    from reference_impl.formats.json_format import to_json_value
+
+    plain = [cv.value for cv in values if cv.value is not None and cv.schema is None and isinstance(cv.value, dict)]
+    inferred = inferred_schema(plain, what) if plain else None
+    out: list[Any] = []
+    for cv in values:
+        wrapper = _bare_wrapper(cv)
+        if cv.value is None:
+            out.append(None)
+        elif wrapper is not None:
+            out.append(wrapper)
+        elif cv.schema is None and isinstance(cv.value, dict):
+            assert inferred is not None
+            out.append({"schema": producer_schema(inferred),
+                        "payload": producer_payload(inferred, fitted_payload(inferred, cv.value))})
+        elif cv.schema.type == "struct":
+            schema = schema_to_json(cv.schema)
+            out.append({"schema": producer_schema(schema),
+                        "payload": producer_payload(schema, to_json_value(cv.value, cv.schema))})
+        else:
+            kind = cv.schema.type if cv.schema is not None else type(cv.value).__name__
+            raise NotRealizable(f"{what}.converter=ProtobufConverter: a {kind} {what} is no Protobuf message (a "
+                                "Struct, a JSON object or a primitive is)")
+    return out
+
+
+_WRAPPER_OF = {"string": "StringValue", "bytes": "BytesValue", "boolean": "BoolValue", "int8": "Int32Value",
+               "int16": "Int32Value", "int32": "Int32Value", "int64": "Int64Value", "float32": "FloatValue",
+               "float64": "DoubleValue"}
+
+
+def _bare_wrapper(cv: Any) -> dict[str, Any] | None:
+    """A primitive value as a producer writes it bare: the google.protobuf wrapper of its type (which
+    the converter reads back as that primitive, wrapper.for.raw.primitives)."""
+    from conformance.inputs.protobuf_wire import WRAPPERS_PROTO
+
+    v, s = cv.value, cv.schema
+    if v is None or isinstance(v, (dict, list)) or (s is not None and (s.type not in _WRAPPER_OF or s.name)):
+        return None
+    if s is not None:
+        kind = s.type
+    elif isinstance(v, bool):
+        kind = "boolean"
+    elif isinstance(v, int):
+        kind = "int64"
+    elif isinstance(v, (bytes, bytearray)):
+        kind = "bytes"
+    elif isinstance(v, str):
+        kind = "string"
+    else:
+        kind = "float64"
+    payload = base64.b64encode(bytes(v)).decode("ascii") if kind == "bytes" else float(v) if kind.startswith(
+        "float") else v
+    return {"schema": WRAPPERS_PROTO, "message": f"google.protobuf.{_WRAPPER_OF[kind]}", "payload": payload}
 
 
 def _same(a: Converter, b: Converter) -> bool:

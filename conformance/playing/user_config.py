@@ -62,7 +62,7 @@ def refusal(config: Mapping[str, str], s3_sink: bool = True, converted: bool = T
         except UnknownConverter as e:
             return (f"{e}. sinkcheck's model reads the records of JsonConverter (with "
                     f"{which}.converter.schemas.enable=true for Structs), StringConverter, ByteArrayConverter and "
-                    "AvroConverter (with the Schema Registry sinkcheck runs)")
+                    "AvroConverter or ProtobufConverter (with the Schema Registry sinkcheck runs)")
     if not s3_sink:
         return None
     part = _short(cfg.get("partitioner.class"), "DefaultPartitioner")
