@@ -3,6 +3,7 @@ written in order, Avro versions are ones a registry checking BACKWARD accepts, a
 a schema.compatibility moves through them."""
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
@@ -75,10 +76,26 @@ def test_avro_versions_are_accepted_by_a_registry_checking_backward(data):
         registry.register("orders-value", schema_text(producer_schema(v)), "AVRO")  # raises if refused
 
 
-def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_and_registry_converter():
-    """What `sinkcheck run --target pysink --profile ci` plays (bench/coverage.py prints the counts)."""
+@functools.lru_cache(maxsize=1)
+def profile_ci_on_pysink() -> tuple:
+    """What `sinkcheck run --target pysink --profile ci` plays, drawn once for this module's tests."""
     from conformance.playing.generated import generated_scenarios
     from conformance.playing.session import SIMULATED_EXAMPLES
 
-    seen = evolving_streams(generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",)))
+    return tuple(generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",)))
+
+
+def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_and_registry_converter():
+    """What `sinkcheck run --target pysink --profile ci` plays (bench/coverage.py prints the counts)."""
+    seen = evolving_streams(list(profile_ci_on_pysink()))
     assert set(seen) >= {(c, m) for c in ("json-schemas", "avro") for m in ("NONE", "BACKWARD", "FORWARD", "FULL")}, seen
+
+
+def test_profile_ci_on_the_python_sink_meets_every_class_of_production_input():
+    """Issue #35: topic names, text, field lists, partition numbers, record shapes and headers as
+    production has them, each in at least one scenario `--profile ci` plays on the Python sink
+    (bench/coverage.py prints the counts per profile)."""
+    from conformance.generators.input_classes import INPUT_CLASSES, input_classes
+
+    met = Counter(c for sc in profile_ci_on_pysink() for c in input_classes(sc))
+    assert not [c for c in INPUT_CLASSES if not met[c]], {c: met[c] for c in INPUT_CLASSES}

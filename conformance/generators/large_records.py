@@ -1,0 +1,51 @@
+"""A record larger than a part (R7.1): one value bigger than `s3.part.size` at its smallest (5
+MiB), so the sink uploads a part in the middle of that record and the rest with the next. The
+object must still be the file's records, whole, once (no record split across files).
+
+Drawn after everything else of a generated scenario, like the other shapes: it pads one value
+of an existing record and sets the smallest part size, so every step drawn before keeps its
+place. The broker sinkcheck starts takes records up to 10 MiB (message.max.bytes), as a
+deployment raising it for such a topic does; Kafka's default of 1 MiB would refuse one.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.inputs.scenario import Scenario
+
+MIN_PART_SIZE = 5 * 1024 * 1024
+# a value this much larger than the part: its first 5 MiB fill a part, the rest goes on
+LARGE_VALUE_BYTES = MIN_PART_SIZE + 512 * 1024
+
+
+def padded(value: Any, size: int) -> Any:
+    """`value` grown past `size` bytes where its notation allows without changing its kind or
+    schema: a schemaless map gains a `pad` text, text gains a tail. None where it cannot."""
+    if isinstance(value, dict) and "schema" not in value and "payload" not in value:
+        return {**value, "pad": "x" * size}
+    if isinstance(value, str):
+        return value + " " + "x" * size
+    return None
+
+
+def with_a_large_record(draw: st.DrawFn, sc: Scenario, allowed: bool) -> Scenario:
+    """In about one draw in eight where `allowed` (a generated config of a sink that reads
+    s3.part.size), a record whose value can grow (padded) made larger than a part, and
+    s3.part.size at its minimum."""
+    fits = [i for i, r in enumerate(sc.records) if padded(r["value"], 1) is not None]
+    if not allowed or not fits or draw(st.integers(0, 7)) != 3:  # a middle value: Hypothesis favours the ends
+        return sc
+    at = draw(st.sampled_from(fits))
+    records = list(sc.records)
+    records[at] = {**records[at], "value": padded(records[at]["value"], LARGE_VALUE_BYTES)}
+    return replace(sc, records=records, connector={**sc.connector, "s3.part.size": str(MIN_PART_SIZE)})
+
+
+def largest_value(sc: Scenario) -> int:
+    """The size of a scenario's largest value as written in its notation (for coverage counts)."""
+    import json
+
+    return max((len(json.dumps(r["value"])) for r in sc.records if r["value"] is not None), default=0)
