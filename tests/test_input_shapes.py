@@ -43,4 +43,11 @@ def test_R6_1_shapes_rename_topic_partitions_one_to_one_and_keep_each_partition_
 def test_R7_1_a_large_record_grows_only_a_value_whose_notation_can_grow():
     assert len(padded({"seq": 1}, LARGE_VALUE_BYTES)["pad"]) > MIN_PART_SIZE
     assert padded({"schema": {"type": "struct"}, "payload": {"seq": 1}}, 10) is None
-    assert padded(None, 10) is None and padded("seq=1", 3) == "seq=1 xxx"
+    assert padded(None, 10) is None and padded("seq=1", 3, "string") == "seq=1 xxx"
+    # ByteArrayConverter's values are base64: they grow inside, and stay base64 of a JSON object
+    import base64
+    import json
+
+    grown = padded(base64.b64encode(b'{"seq":3}').decode(), 4, "bytearray")
+    assert json.loads(base64.b64decode(grown)) == {"seq": 3, "pad": "xxxx"}
+    assert padded("seq=1", 3, "bytearray") is None

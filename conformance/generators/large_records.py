@@ -9,25 +9,38 @@ deployment raising it for such a topic does; Kafka's default of 1 MiB would refu
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.inputs.scenario import Scenario
+from conformance.inputs.scenario import Scenario, converter_kind
 
 MIN_PART_SIZE = 5 * 1024 * 1024
 # a value this much larger than the part: its first 5 MiB fill a part, the rest goes on
 LARGE_VALUE_BYTES = MIN_PART_SIZE + 512 * 1024
 
 
-def padded(value: Any, size: int) -> Any:
+def padded(value: Any, size: int, converter: str = "json") -> Any:
     """`value` grown past `size` bytes where its notation allows without changing its kind or
-    schema: a schemaless map gains a `pad` text, text gains a tail. None where it cannot."""
+    schema: a schemaless map gains a `pad` text, text (StringConverter's, or a JSON string)
+    gains a tail, bytes holding a JSON object (ByteArrayConverter's base64) gain a `pad` in
+    it. None where it cannot (a Struct, a null)."""
     if isinstance(value, dict) and "schema" not in value and "payload" not in value:
         return {**value, "pad": "x" * size}
-    if isinstance(value, str):
+    if isinstance(value, str) and converter in ("string", "json"):
         return value + " " + "x" * size
+    if isinstance(value, str) and converter == "bytearray":
+        try:
+            body = json.loads(base64.b64decode(value, validate=True))
+        except (ValueError, binascii.Error):
+            return None
+        if not isinstance(body, dict):
+            return None
+        return base64.b64encode(json.dumps({**body, "pad": "x" * size}, separators=(",", ":")).encode()).decode()
     return None
 
 
@@ -35,17 +48,12 @@ def with_a_large_record(draw: st.DrawFn, sc: Scenario, allowed: bool) -> Scenari
     """In about one draw in eight where `allowed` (a generated config of a sink that reads
     s3.part.size), a record whose value can grow (padded) made larger than a part, and
     s3.part.size at its minimum."""
-    fits = [i for i, r in enumerate(sc.records) if padded(r["value"], 1) is not None]
+    converter = converter_kind(sc.connector)
+    fits = [i for i, r in enumerate(sc.records) if padded(r["value"], 1, converter) is not None]
     if not allowed or not fits or draw(st.integers(0, 7)) != 3:  # a middle value: Hypothesis favours the ends
         return sc
     at = draw(st.sampled_from(fits))
     records = list(sc.records)
-    records[at] = {**records[at], "value": padded(records[at]["value"], LARGE_VALUE_BYTES)}
+    records[at] = {**records[at], "value": padded(records[at]["value"], LARGE_VALUE_BYTES, converter)}
     return replace(sc, records=records, connector={**sc.connector, "s3.part.size": str(MIN_PART_SIZE)})
 
-
-def largest_value(sc: Scenario) -> int:
-    """The size of a scenario's largest value as written in its notation (for coverage counts)."""
-    import json
-
-    return max((len(json.dumps(r["value"])) for r in sc.records if r["value"] is not None), default=0)
