@@ -45,12 +45,12 @@ def padded(value: Any, size: int, converter: str = "json") -> Any:
 
 
 def with_a_large_record(draw: st.DrawFn, sc: Scenario, allowed: bool) -> Scenario:
-    """In about one draw in eight where `allowed` (a generated config of a sink that reads
+    """In about one draw in ten where `allowed` (a generated config of a sink that reads
     s3.part.size), a record whose value can grow (padded) made larger than a part, and
     s3.part.size at its minimum."""
     converter = converter_kind(sc.connector)
     fits = [i for i, r in enumerate(sc.records) if padded(r["value"], 1, converter) is not None]
-    if not allowed or not fits or draw(st.integers(0, 7)) != 3:  # a middle value: Hypothesis favours the ends
+    if not allowed or not fits or draw(st.integers(0, 9)) != 4:  # a middle value: Hypothesis favours the ends
         return sc
     at = draw(st.sampled_from(fits))
     records = list(sc.records)
