@@ -1,8 +1,10 @@
 """How much the generated scenarios test, per profile, on the correct Python sink: the share of
 scenarios the model gives an exact object set for (the rest get constraints), overall and for
 the wall-clock configs on their own rows (rotate.schedule.interval.ms, the Wallclock extractor),
-the share that ended unknown (a fault never fired), and each fault kind fired / scheduled. Figures are
-printed side by side, never asserted.
+the share that ended unknown (a fault never fired), each fault kind fired / scheduled, and how
+many scenarios meet each class of production input (conformance.generators.input_classes: topic
+names, text, field lists, partition numbers, record shapes, headers; tests/test_input_classes.py
+asserts `ci` meets every one). Figures are printed side by side.
 
     python bench/coverage.py [--profiles ci,default,thorough] [--seed 1] [--target pysink]
 
@@ -50,8 +52,11 @@ def measure(profile: str, seed: int, target: str, out: Path) -> dict:
         mine = [e for e in runs if wall_kind(e.get("connector") or {}) == kind]
         return sum(1 for e in mine if e["expected_objects"] is not None), len(mine)
 
+    drawn = drawn_scenarios(profile, None if profile == "ci" else seed, target)
     return {
-        **evolving(profile, None if profile == "ci" else seed, target),
+        "evolving": dict(evolving_streams(drawn)),
+        "changes": evolution_changes(drawn),
+        "inputs": input_class_counts(drawn),
         "by_kind": {k: share(k) for k in WALL_KINDS},
         "profile": profile, "exit": code, "runs": len(runs), "wall_s": time.monotonic() - started,
         "exact": sum(1 for e in runs if e["expected_objects"] is not None) / n,
@@ -62,11 +67,8 @@ def measure(profile: str, seed: int, target: str, out: Path) -> dict:
     }
 
 
-def evolving(profile: str, seed: int | None, target: str) -> dict:
-    """The scenarios `run` draws for the profile (the same seed, the same list): under `evolving`,
-    (converter, schema.compatibility) -> generated streams that write more than one value schema
-    under it; under `changes`, (converter, change) -> streams with a version that makes it."""
-    from conformance.generators.evolution import evolution_changes, evolving_streams
+def drawn_scenarios(profile: str, seed: int | None, target: str) -> list:
+    """The generated scenarios `run` draws for the profile on `target` (the same seed, the same list)."""
     from conformance.inputs.targets import target_kind
     from conformance.playing.generated import generated_scenarios
     from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
@@ -74,8 +76,32 @@ def evolving(profile: str, seed: int | None, target: str) -> dict:
     n, derandomize, max_records = PROFILES[profile]
     if target.split(":")[0] == "pysink" and ":broker" not in target:
         n = SIMULATED_EXAMPLES[profile]
-    scenarios = generated_scenarios(n, seed, derandomize, max_records, kinds=(target_kind(target),))
-    return {"evolving": dict(evolving_streams(scenarios)), "changes": dict(evolution_changes(scenarios))}
+    return generated_scenarios(n, seed, derandomize, max_records, kinds=(target_kind(target),))
+
+
+def evolution_changes(scenarios: list) -> dict:
+    """(converter, change) -> generated streams with a version that makes it."""
+    from conformance.generators.evolution import evolution_changes as changes
+
+    return dict(changes(scenarios))
+
+
+def evolving_streams(scenarios: list) -> dict:
+    """(converter, schema.compatibility) -> generated streams that write more than one value
+    schema under it."""
+    from conformance.generators.evolution import evolving_streams as streams
+
+    return dict(streams(scenarios))
+
+
+def input_class_counts(scenarios: list) -> dict[str, int]:
+    """Input class -> how many of `scenarios` meet it (every class listed, met or not)."""
+    from collections import Counter
+
+    from conformance.generators.input_classes import INPUT_CLASSES, input_classes
+
+    met = Counter(c for sc in scenarios for c in input_classes(sc))
+    return {c: met[c] for c in INPUT_CLASSES}
 
 
 def main() -> None:
@@ -106,6 +132,10 @@ def main() -> None:
     print(f"{'converter / change':<44}" + "".join(f"{r['profile']:>12}" for r in rows))
     for conv, change in sorted({k for r in rows for k in r["changes"]}):
         print(f"{conv + ' ' + change:<44}" + "".join(f"{r['changes'].get((conv, change), 0):>12}" for r in rows))
+    print("\nscenarios meeting each class of production input (conformance.generators.input_classes):")
+    print(f"{'input class':<32}" + "".join(f"{r['profile']:>12}" for r in rows))
+    for c in rows[0]["inputs"]:
+        print(f"{c:<32}" + "".join(f"{r['inputs'][c]:>12}" for r in rows))
     print("\nfault kinds, fired / scheduled:")
     kinds = sorted({k for r in rows for k in r["faults"]})
     print(f"{'fault':<48}" + "".join(f"{r['profile']:>12}" for r in rows))

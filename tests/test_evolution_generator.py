@@ -3,6 +3,7 @@ written in order, Avro versions are ones a registry checking BACKWARD accepts, a
 a schema.compatibility moves through them."""
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
@@ -115,12 +116,18 @@ def test_avro_versions_are_accepted_by_a_registry_checking_backward(data):
         registry.register("orders-value", text, "AVRO")  # raises if refused
 
 
-def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_and_registry_converter():
-    """What `sinkcheck run --target pysink --profile ci` plays (bench/coverage.py prints the counts)."""
+@functools.lru_cache(maxsize=1)
+def profile_ci_on_pysink() -> tuple:
+    """What `sinkcheck run --target pysink --profile ci` plays, drawn once for this module's tests."""
     from conformance.playing.generated import generated_scenarios
     from conformance.playing.session import SIMULATED_EXAMPLES
 
-    scenarios = generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",))
+    return tuple(generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",)))
+
+
+def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_and_registry_converter():
+    """What `sinkcheck run --target pysink --profile ci` plays (bench/coverage.py prints the counts)."""
+    scenarios = list(profile_ci_on_pysink())
     seen = evolving_streams(scenarios)
     assert set(seen) >= {(c, m) for c in ("json-schemas", "avro", "protobuf")
                          for m in ("NONE", "BACKWARD", "FORWARD", "FULL")}, seen
@@ -128,3 +135,22 @@ def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_a
     assert {("avro", c) for c in ("enum symbols added", "enum symbols dropped", "union branches added",
                                   "namespace changed")} <= set(changes), changes
     assert {("json-schemas", c) for c in ("nested fields added", "nested type changed", "renamed")} <= set(changes), changes
+
+
+def test_profile_ci_on_the_python_sink_meets_every_class_of_production_input():
+    """Issue #35: topic names, text, field lists, partition numbers, record shapes and headers as
+    production has them, each in at least one scenario `--profile ci` plays on the Python sink
+    (bench/coverage.py prints the counts per profile)."""
+    from conformance.generators.input_classes import INPUT_CLASSES, input_classes
+    from conformance.inputs.wire import NotRealizable, check_realizable
+
+    def played(sc) -> bool:
+        """Whether a run plays it (one no deployment could produce is left out)."""
+        try:
+            check_realizable(sc.connector, sc.records)
+        except NotRealizable:
+            return False
+        return True
+
+    met = Counter(c for sc in profile_ci_on_pysink() if played(sc) for c in input_classes(sc))
+    assert not [c for c in INPUT_CLASSES if not met[c]], {c: met[c] for c in INPUT_CLASSES}

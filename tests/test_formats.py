@@ -116,9 +116,13 @@ def test_R10_1_json_struct_line_matches_E10():
     assert JSON.encode([("hello", None)], OPTS) == b'"hello"\n'
 
 
+# a negative power of two needs no byte of its own for the sign: BigInteger(-128).toByteArray()
+# is [0x80] (bitLength excludes the sign bit); Confluent 12.1.9 wrote -2^63 as gAAAAAAAAAA=
+# (tests/fidelity/confluent-12.1.9--decimal-base64.json)
 @pytest.mark.parametrize("value,scale,b64", [
-    ("12.34", 2, "BNI="), ("-1", 0, "/w=="), ("0", 0, "AA=="), ("1.28", 2, "AIA="), ("-1.28", 2, "/4A="),
-    ("1.27", 2, "fw=="), ("-1.29", 2, "/38="), ("327.68", 2, "AIAA")])
+    ("12.34", 2, "BNI="), ("-1", 0, "/w=="), ("0", 0, "AA=="), ("1.28", 2, "AIA="), ("-1.28", 2, "gA=="),
+    ("1.27", 2, "fw=="), ("-1.29", 2, "/38="), ("327.68", 2, "AIAA"), ("-9223372036854775808", 0, "gAAAAAAAAAA="),
+    ("-327.68", 2, "gAA=")])
 def test_R10_1_struct_decimal_is_base64_of_minimal_twos_complement(value, scale, b64):
     v, s = struct_of(d=(dec_schema(scale), decimal.Decimal(value)))
     assert JSON.encode([(v, s)], OPTS) == b'{"d":"' + b64.encode() + b'"}\n'
@@ -539,3 +543,16 @@ def test_R10_1_java_number_spelling_keeps_the_value(x, f32):
     assert "E" not in text or not (1e-3 <= abs(target) < 1e7)
     back = float(text)
     assert (to_float32(back) if f32 else back) == target
+
+
+def test_R10_1_a_character_outside_the_bmp_is_written_as_an_escaped_surrogate_pair():
+    """Jackson's UTF-8 generator escapes each UTF-16 half of an astral character; U+2028, markup
+    and other non-ASCII text go out raw (Confluent 12.1.9 in
+    tests/fidelity/confluent-12.1.9--text-escaping-stream.json). The Python sink writes the same."""
+    from adapters.pysink.jsonwrite import json_record_line
+
+    text = "clef \U0001d11e <b>&amp;</b> \u2028 \u00e9 \U0001f600"
+    expected = '"clef \\uD834\\uDD1E <b>&amp;</b> \u2028 \u00e9 \\uD83D\\uDE00"\n'.encode()
+    assert JSON.encode([(text, Schema("string", optional=True))], OPTS) == expected
+    assert json_record_line({"type": "string", "optional": True}, text, True) == expected
+    assert JSON.encode([({text: 1}, None)], OPTS) == b'{' + expected[:-1] + b':1}\n'  # map keys too

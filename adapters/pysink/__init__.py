@@ -61,4 +61,10 @@ VARIANTS: dict[str, str] = {
     "nested-incompatible-compatible": "checks schema compatibility on the top level only (storage-common before #463) and writes nested values unprojected (R14)",
     "enum-change-incompatible": "rotates on any change of an enum's symbols, where a record whose symbols are a subset of the file's is projected (R14)",
     "projected-map-keeps-order": "writes a projected map's entries in the order of the converter's map, where SchemaProjector's new HashMap reorders them (R14)",
+    # the input production topics carry (issue 35)
+    "topic-dots-replaced": "writes a topic's dots as underscores in object keys and file names (R5.1)",
+    "partition-fields-sorted": "encodes FieldPartitioner's fields in sorted order, not partition.field.name's (R6.2)",
+    "html-escaping-json": "writes < > & ' = in JSON strings as \\u escapes, as an HTML-safe writer does (R10.1, R11.3)",
+    "partition-zero-padded": "zero-pads partition numbers to the digits of the topic's highest partition (R5.1, R6.1)",
+    "part-bounded-files": "starts a new file before a record the part being filled has no room for: a record larger than a part lands in a file of its own (R7.1)",
 }

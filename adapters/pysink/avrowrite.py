@@ -35,7 +35,7 @@ import re
 from typing import Any
 
 from adapters.pysink.encoding import schema_key
-from adapters.pysink.jsonwrite import DATE, DECIMAL, TIME, TIMESTAMP, capacity_of, hashmap_entries
+from adapters.pysink.jsonwrite import DATE, DECIMAL, TIME, TIMESTAMP, capacity_of, hashmap_entries, java_unscaled_bytes
 
 NAMESPACE = "io.confluent.connect.avro"
 ENUM = f"{NAMESPACE}.Enum"
@@ -315,7 +315,7 @@ def decimal_bytes(schema: dict, payload: Any) -> bytes:
         unscaled = int(d.scaleb(scale))
     else:
         raise AvroWriteError(f"DataException: Invalid type for Decimal: {type(payload).__name__}")
-    return unscaled.to_bytes(max(1, (unscaled.bit_length() + 8) // 8), "big", signed=True)
+    return java_unscaled_bytes(unscaled)
 
 
 def _wrap(n: int, bits: int) -> int:

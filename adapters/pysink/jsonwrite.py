@@ -182,9 +182,16 @@ def _decimal_of(schema: dict, payload: Any, decimal_format: str, in_struct: bool
         raise WriteError("a Decimal needs a number or base64 bytes")
     if not in_struct or decimal_format.upper() == "NUMERIC":
         return _Num(str(d))
-    unscaled = int(d.scaleb(scale))
-    size = max(1, (unscaled.bit_length() + 8) // 8)
-    return base64.b64encode(unscaled.to_bytes(size, "big", signed=True)).decode()
+    return base64.b64encode(java_unscaled_bytes(int(d.scaleb(scale)))).decode()
+
+
+def java_unscaled_bytes(unscaled: int) -> bytes:
+    """BigInteger.toByteArray: the fewest bytes holding the value and its sign bit (so -128 is
+    one byte, 0x80, and -2^63 eight)."""
+    size = 1
+    while not -(1 << (8 * size - 1)) <= unscaled < (1 << (8 * size - 1)):
+        size += 1
+    return unscaled.to_bytes(size, "big", signed=True)
 
 
 def _typed(schema: dict, payload: Any, decimal_format: str, in_struct: bool, where: str) -> Any:
@@ -280,11 +287,20 @@ def _schemaless(payload: Any) -> Any:
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-_SPECIAL = re.compile(r'["\\\x00-\x1f]')
+# a character past U+FFFF is two UTF-16 units in Java, and Jackson's UTF-8 generator escapes
+# each of them (\\uD83D\\uDE00) instead of writing the 4-byte UTF-8 sequence
+_SPECIAL = re.compile('["\\\\\x00-\x1f\U00010000-\U0010ffff]')
+
+
+def _escaped(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    units = ch.encode("utf-16-be")
+    return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04X}" for i in range(0, len(units), 2))
 
 
 def _quote(s: str) -> str:
-    return '"' + _SPECIAL.sub(lambda m: _ESCAPES.get(m.group(0)) or f"\\u{ord(m.group(0)):04X}", s) + '"'
+    return '"' + _SPECIAL.sub(lambda m: _escaped(m.group(0)), s) + '"'
 
 
 def _text(tree: Any) -> str:

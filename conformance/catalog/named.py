@@ -14,6 +14,7 @@ from conformance.catalog.formats import FORMAT_SCENARIOS, SCHEMALESS_AVRO
 from conformance.catalog.protobuf import PROTOBUF_SCENARIOS
 from conformance.catalog.registry import REGISTRY_SCENARIOS
 from conformance.catalog.iceberg import ICEBERG_OWN
+from conformance.catalog.inputs import INPUT_SCENARIOS
 from conformance.catalog.lenses import LENSES_OWN
 from conformance.catalog.rebalance import REBALANCE_SHAPES
 from conformance.catalog.time_edges import time_edge_scenarios
@@ -472,6 +473,7 @@ SPACE_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     **time_edge_scenarios(BASE),
     **FORMAT_SCENARIOS,
     **REGISTRY_SCENARIOS,
+    **INPUT_SCENARIOS,
 }
 
 

@@ -270,5 +270,20 @@ PARTITION_FIELDS: dict[str, dict[str, Any]] = {
     "tier": {"type": "int32", "optional": True}, "rank": {"type": "int8", "optional": True},
     "level": {"type": "int16", "optional": True}, "big": {"type": "int64", "optional": True},
     "vip": {"type": "boolean", "optional": True},
+    # a nested Struct a dotted name reaches (storage-common 12+: `origin.zone=…`): never null, a
+    # null level between kills the task; its text needs no escaping in a path and gets none
+    # (values.PATH_TEXTS: a space, '=', '/')
+    "origin": {"type": "struct", "name": "origin", "optional": False,
+               "fields": [{"field": "zone", "type": "string", "optional": False},
+                          {"field": "depot", "type": "int32", "optional": True}]},
 }
-PARTITION_FIELD_LISTS = ("region", "region", "region", "tier", "vip", "region,tier", "rank", "level,vip", "big")
+# field lists as users write them: one field, several in the order the user chose (not sorted:
+# a sink that sorts them names other paths), dotted paths into a nested Struct
+PARTITION_FIELD_LISTS = ("region", "region", "tier,region", "vip", "region,tier", "vip,level,region", "tier",
+                         "origin.zone,tier", "rank", "level,vip", "big", "region,origin.depot")
+
+
+def partition_field_roots(cfg: dict[str, str]) -> tuple[str, ...]:
+    """The top-level fields a config's partition.field.name reads (a dotted path's first name)."""
+    return tuple(dict.fromkeys(x.strip().split(".")[0] for x in cfg.get("partition.field.name", "").split(",")
+                               if x.strip()))

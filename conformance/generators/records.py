@@ -12,7 +12,7 @@ from conformance.generators.evolution import KEPT, schema_versions, version_pick
 from conformance.inputs.scenario import converter_kind, seq_value
 from conformance.generators.testable import first_written
 from conformance.inputs.wire import with_worker_converters
-from conformance.generators.configs import JSON_FORMAT, PARTITION_FIELDS, value_kinds
+from conformance.generators.configs import JSON_FORMAT, PARTITION_FIELDS, partition_field_roots, value_kinds
 
 
 T0 = 1714557600000  # 2024-05-01T10:00:00Z, an hour edge
@@ -108,14 +108,13 @@ def with_partition_fields(schema: dict[str, Any], cfg: dict[str, str]) -> dict[s
     if not cfg.get("partitioner.class", "").endswith("FieldPartitioner"):
         return schema
     have = {f["field"] for f in schema["fields"]}
-    more = [{"field": n, **PARTITION_FIELDS[n]} for n in (x.strip() for x in cfg.get("partition.field.name", "").split(","))
-            if n in PARTITION_FIELDS and n not in have]
+    more = [{"field": n, **PARTITION_FIELDS[n]} for n in partition_field_roots(cfg) if n in PARTITION_FIELDS and n not in have]
     return {**schema, "fields": schema["fields"] + more} if more else schema
 
 
-# the regions FieldPartitioner encodes: plain, null (`region=null`) and one with a '/' inside
-# (values are not escaped: it makes a directory level of its own, R6.2)
-REGIONS = ("eu", "us", "eu", "us", None, "eu/west")
+# the regions FieldPartitioner encodes: plain, null (`region=null`), one with a '/' inside
+# (values are not escaped: it makes a directory level of its own, R6.2), a space and a '='
+REGIONS = ("eu", "us", "eu", "us", None, "eu/west", "eu central", "tier=1")
 
 
 @st.composite
@@ -218,7 +217,7 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
         versions = [schema, *draw(protobuf_versions(schema))]
         picks = draw(version_picks(n, len(versions)))
     elif "schema.compatibility" in cfg and converter in ("json-schemas", "avro"):
-        kept = KEPT + tuple(x.strip() for x in cfg.get("partition.field.name", "").split(",") if x.strip())
+        kept = KEPT + partition_field_roots(cfg)
         versions = draw(schema_versions(schema, converter == "avro", kept))
         picks = draw(version_picks(n, len(versions)))
         # a producer's values of one topic: its record schema's versions, no bare strings between

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from conformance.inputs.scenario import FaultStep, Scenario
 from conformance.generators.rebalance_shapes import with_rebalance_shapes
+from conformance.generators.topic_shapes import with_topic_shapes
+from conformance.generators.large_records import with_a_large_record
 from conformance.generators.testable import closing_a_file, fatal_after_a_commit
 from conformance.inputs.wire import with_worker_converters
 from conformance.generators.configs import SINK_FORMATS, sink_configs
@@ -45,4 +47,9 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     updated = {k: v for f in sc.faults if f.kind == "update-config" for k, v in f.params.get("config", {}).items()}
     if updated:
         sc = replace(sc, records=closing_a_file({**sc.connector, **updated}, sc.records))
+    # production's topic names and partition numbers, drawn last too: a one-to-one renaming of
+    # the topic-partitions, so every step above keeps its place and its point
+    sc = with_topic_shapes(draw, sc, connector is None)
+    # a record larger than a part, where the sink reads s3.part.size (Confluent's and the Python sink)
+    sc = with_a_large_record(draw, sc, connector is None and "parquet" in formats and kinds is None)
     return replace(sc, faults=that_can_fire(sc.connector, sc.records, sc.faults))

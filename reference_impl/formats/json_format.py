@@ -53,7 +53,9 @@ _DAY_MS = 86_400_000
 def decimal_bytes(d: decimal.Decimal, scale: int) -> bytes:
     """Java BigInteger.toByteArray of the unscaled value: minimal two's complement, big-endian."""
     unscaled = int(decimal.Decimal(d).scaleb(scale).to_integral_value(rounding=decimal.ROUND_HALF_UP))
-    length = max(1, (unscaled.bit_length() + 8) // 8)
+    # BigInteger.bitLength excludes the sign bit: -2^63 takes 63 bits and 8 bytes (Python's
+    # bit_length of a negative number is its magnitude's, 64)
+    length = (unscaled.bit_length() if unscaled >= 0 else (~unscaled).bit_length()) // 8 + 1
     return unscaled.to_bytes(length, "big", signed=True)
 
 
@@ -296,11 +298,17 @@ def _tree(value: Any, schema: Schema | None, fmt: str, raw: bool) -> Any:
 _SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
-_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
+# Jackson's UTF8JsonGenerator escapes each half of a surrogate pair (a character outside the
+# BMP) as \\uXXXX (jackson-core #223; COMBINE_UNICODE_SURROGATES_IN_UTF8 is off by default):
+# 12.1.9 writes U+1D11E as \\uD834\\uDD1E in values, keys and headers alike
+_NEEDS_ESCAPE = re.compile('[\x00-\x1f"\\\\\U00010000-\U0010ffff]')
 
 
 def _escape(m: "re.Match[str]") -> str:
     ch = m.group(0)
+    if ord(ch) > 0xFFFF:
+        hi, lo = divmod(ord(ch) - 0x10000, 0x400)
+        return f"\\u{0xD800 + hi:04X}\\u{0xDC00 + lo:04X}"
     return _SHORT.get(ch) or f"\\u{ord(ch):04X}"
 
 

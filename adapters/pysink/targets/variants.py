@@ -72,6 +72,43 @@ class FieldSlashEscaped(Writer):
         return super().field_partition(schema, payload, offset)
 
 
+class TopicDotsReplaced(Writer):
+    """Writes a topic's dots as underscores in object keys and file names (as Kafka's metrics
+    names do), where the connector names objects by the topic as it is (R5.1)."""
+
+    def object_key(self, ep: str, start: int) -> str:
+        t, p = self.tp
+        return value_key(self.s, (t.replace(".", "_"), p), ep, start)
+
+
+class PartitionFieldsSorted(Writer):
+    """Encodes FieldPartitioner's fields in sorted order, where the connector keeps the order
+    partition.field.name lists them in (R6.2)."""
+
+    def field_partition(self, schema: Any, payload: Any, offset: int) -> str:
+        from adapters.pysink.encoding import field_ep
+
+        return field_ep(schema, payload, tuple(sorted(self.s.field_names)), offset, self.s.dir_delim)
+
+
+class PartitionZeroPadded(Writer):
+    """Zero-pads a partition number to the digits of the topic's highest assigned partition, so
+    keys sort by partition (`partition=03`, `<topic>+03+…` on a 12-partition topic), where the
+    connector writes the number as it is (R5.1, R6.1)."""
+
+    def padded(self) -> str:
+        t, p = self.tp
+        highest = max([q for (u, q) in getattr(self.inst, "positions", {}) if u == t] + [p])
+        return f"{p:0{len(str(highest))}d}"
+
+    def encode(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool, ts: int | None) -> str:
+        ep = super().encode(rec, schema, payload, has_schema, ts)
+        return f"partition={self.padded()}" if self.s.partitioner == "default" else ep
+
+    def object_key(self, ep: str, start: int) -> str:
+        return value_key(self.s, (self.tp[0], self.padded()), ep, start)  # type: ignore[arg-type]
+
+
 class UtcBuckets(Writer):
     """Floors time buckets on UTC time instead of the zone's local time (R6.3)."""
 
@@ -229,6 +266,20 @@ class IntervalAbsDifference(Writer):
         return ts is not None and self.base_ts is not None and abs(ts - self.base_ts) >= self.s.rotate_interval_ms
 
 
+class PartBoundedFiles(Writer):
+    """Starts a new file before a record the part being filled has no room left for, so no
+    file spans more than a part's worth and a record larger than a part lands in a file of its
+    own: one flush.size window split across files, where the connector uploads parts within
+    one file (R7.1: parts are not files)."""
+
+    def rotate_on_time(self, ep: str | None, ts: int | None, now: int) -> tuple[bool, bool]:
+        rotate, timed = super().rotate_on_time(ep, ts, now)
+        fs = self.files.get(ep or "")
+        if rotate or fs is None or not fs.streams or not fs.streams[0].records:
+            return rotate, timed
+        return len(fs.streams[0].buf) + len(self.buffer[0].value or b"") > self.s.part_size, False
+
+
 class FlushSizePerFile(Writer):
     """Counts flush.size per open file, not per topic-partition (R2.4: recordCount sums every
     file of the TP)."""
@@ -286,6 +337,29 @@ class JsonAsReceived(Writer):
         if self.s.value_format == "bytearray" or payload is None:
             return super().value_bytes(rec, schema, payload, has_schema)
         return json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode() + b"\n"
+
+
+def _html_escaped(line: bytes) -> bytes:
+    """A JSON line with < > & ' = written as \\u escapes (Gson's HTML-safe default): in JSON they
+    appear only inside strings, so the line still parses, to the same text."""
+    for c in "<>&'=":
+        line = line.replace(c.encode(), f"\\u{ord(c):04x}".encode())
+    return line
+
+
+class HtmlEscapingJson(Writer):
+    """Writes JSON values, keys and headers with < > & ' = escaped as \\u003c and so on (an
+    HTML-safe JSON writer), where the connector's Jackson writes them as they are (R10.1, R11.3)."""
+
+    def value_bytes(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool) -> bytes:
+        line = super().value_bytes(rec, schema, payload, has_schema)
+        return line if self.s.value_format == "bytearray" else _html_escaped(line)
+
+    def key_bytes(self, rec: LogRecord) -> bytes:
+        return _html_escaped(super().key_bytes(rec))
+
+    def headers_bytes(self, rec: LogRecord) -> bytes:
+        return _html_escaped(super().headers_bytes(rec))
 
 
 class DecimalAlwaysBase64(Writer):
@@ -608,6 +682,11 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "nested-incompatible-compatible": _writing_with(NestedIncompatibleCompatible),
     "enum-change-incompatible": _writing_with(EnumChangeIncompatible),
     "projected-map-keeps-order": _writing_with(ProjectedMapKeepsOrder),
+    "topic-dots-replaced": _writing_with(TopicDotsReplaced),
+    "partition-fields-sorted": _writing_with(PartitionFieldsSorted),
+    "html-escaping-json": _writing_with(HtmlEscapingJson),
+    "partition-zero-padded": _writing_with(PartitionZeroPadded),
+    "part-bounded-files": _writing_with(PartBoundedFiles),
 }
 
 
