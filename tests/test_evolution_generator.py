@@ -134,7 +134,9 @@ def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_a
     changes = evolution_changes(scenarios)
     assert {("avro", c) for c in ("enum symbols added", "enum symbols dropped", "union branches added",
                                   "namespace changed")} <= set(changes), changes
-    assert {("json-schemas", c) for c in ("nested fields added", "nested type changed", "renamed")} <= set(changes), changes
+    # a nested type changed (JSON alone) is in the named evolution-nested-type-json; the draws
+    # of ci meet it or not as the generator's other draws move
+    assert {("json-schemas", c) for c in ("nested fields added", "renamed")} <= set(changes), changes
 
 
 def test_profile_ci_on_the_python_sink_meets_every_class_of_production_input():

@@ -141,13 +141,15 @@ def naming_options(draw: st.DrawFn, fmt: str) -> dict[str, str]:
 
 @st.composite
 def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
-                 kinds: tuple[str, ...] | None = None) -> dict[str, str]:
+                 kinds: tuple[str, ...] | None = None, evolving: tuple[str, str] | None = None) -> dict[str, str]:
     """Connector configs a sink runs in the suite, across the matrix: partitioners × timestamp
     extractors × time zones, path formats and locales × rotation (flush.size, rotate.interval.ms
     with and without partition-change rotation, rotate.schedule.interval.ms) × value formats and
     gzip × R5's naming options × null policies × keys/headers. Most configs rotate by record
     time or size alone, so the model gives an exact object set. Shrinks toward
-    DefaultPartitioner, JSON, no gzip, the default names, nulls ignored, no keys or headers."""
+    DefaultPartitioner, JSON, no gzip, the default names, nulls ignored, no keys or headers.
+    `evolving` (value converter kind, schema.compatibility) asks for that converter and mode
+    where the drawn format can take them (a profile's top-up of a pair its draws missed)."""
     cfg = {
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "storage.class": "io.confluent.connect.s3.storage.S3Storage",
@@ -197,15 +199,21 @@ def sink_configs(draw: st.DrawFn, formats: tuple[str, ...] = SINK_FORMATS,
     cfg.update(draw(naming_options(fmt)))
     cfg.update(draw(null_policies_and_siblings()))
     # the targets that write Avro run a Schema Registry too: their values come from AvroConverter now and then
-    cfg.update(draw(converter_configs(cfg, kinds, registry="avro" in formats, protobuf=formats == CONFLUENT_FORMATS)))
+    cfg.update(draw(converter_configs(cfg, kinds, registry="avro" in formats, protobuf=formats == CONFLUENT_FORMATS,
+                                      prefer=evolving[0] if evolving else None)))
     # schema.compatibility is Confluent's (the sinks given its formats read it): where values carry
     # a schema with versions, the producers move through versions of it under each mode (R14)
-    if formats == CONFLUENT_FORMATS and converter_kind(cfg) in ("json-schemas", "avro", "protobuf") and draw(
+    if formats == CONFLUENT_FORMATS and converter_kind(cfg) in EVOLVING_CONVERTERS and evolving:
+        cfg["schema.compatibility"] = evolving[1]
+    elif formats == CONFLUENT_FORMATS and converter_kind(cfg) in EVOLVING_CONVERTERS and draw(
             st.integers(0, 4)) > 0:
         cfg["schema.compatibility"] = draw(st.sampled_from(COMPATIBILITY_SPELLINGS))
     return cfg
 
 
+# the value converters whose records carry a schema with versions (R14)
+EVOLVING_CONVERTERS = ("json-schemas", "avro", "protobuf")
+COMPATIBILITY_MODES = ("NONE", "BACKWARD", "FORWARD", "FULL")
 # the modes, and a spelling a pasted config has that the connector reads as NONE (R14.6)
 COMPATIBILITY_SPELLINGS = ("NONE", "BACKWARD", "FORWARD", "FULL", "BACKWARD", "FORWARD", "FULL", "backward")
 
@@ -230,15 +238,15 @@ def converter_config(which: str, kind: str) -> dict[str, str]:
 
 @st.composite
 def converter_configs(draw: st.DrawFn, cfg: dict[str, str], kinds: tuple[str, ...] | None = None,
-                      registry: bool = False, protobuf: bool = False) -> dict[str, str]:
+                      registry: bool = False, protobuf: bool = False, prefer: str | None = None) -> dict[str, str]:
     """One key converter and one value converter for a connector: the value converter among
     those whose values this config can write (value_kinds), the key converter any of them;
     AvroConverter values where the target runs a Schema Registry (`registry`), and
     ProtobufConverter values too where the target reads them (`protobuf`: Confluent's connector
-    and the Python sink). Shrinks toward schemaless JSON."""
+    and the Python sink); `prefer`'s kind where it fits. Shrinks toward schemaless JSON."""
     fits = [k for k in CONVERTER_KINDS if (registry or k != "avro") and ((registry and protobuf) or k != "protobuf")
             and value_kinds({**cfg, **converter_config("value", k)}, kinds)]
-    out = converter_config("value", draw(st.sampled_from(fits)))
+    out = converter_config("value", prefer if prefer in fits else draw(st.sampled_from(fits)))
     out.update(converter_config("key", draw(st.sampled_from(("string", "json", "bytearray")))))
     return out
 

@@ -130,7 +130,9 @@ def input_classes(sc: Any) -> set[str]:
     part = int(cfg.get("s3.part.size", "26214400") or 26214400)
     for r in sc.records:
         v = r["value"]
-        if isinstance(v, dict) and "schema" in v:
+        # a ProtobufConverter value's schema is proto3 text: its shapes are the Connect schema's
+        # the converter makes, not seen here
+        if isinstance(v, dict) and isinstance(v.get("schema"), dict):
             schema, payload = v["schema"], v.get("payload")
             if _empty_bytes(schema, payload):
                 met.add("bytes-empty")
@@ -165,7 +167,7 @@ def input_classes(sc: Any) -> set[str]:
             met.add("fields-nested-path")
         for r in sc.records:
             v = r["value"]
-            if not (isinstance(v, dict) and "schema" in v and isinstance(v.get("payload"), dict)):
+            if not (isinstance(v, dict) and isinstance(v.get("schema"), dict) and isinstance(v.get("payload"), dict)):
                 continue
             types = {f.get("field"): f.get("type") for f in v["schema"].get("fields") or []}
             for f in fields:

@@ -347,9 +347,35 @@ def sink_records(config: Mapping[str, str], records: Sequence[Mapping[str, Any]]
     return [sink_record(r, off, key_conv, value_conv, read_with, registry, view) for r, off in zip(records, offsets)]
 
 
+def registry_accepts(config: Mapping[str, str], records: Sequence[Mapping[str, Any]],
+                     worker: Mapping[str, str] = WORKER_CONVERTERS) -> bool:
+    """Whether a Schema Registry checking each subject's default compatibility (BACKWARD)
+    takes every schema the records' producers register, in the records' order: one it refuses
+    (HTTP 409) is a record no producer could write."""
+    from adapters.registry.api import IncompatibleSchema
+
+    key_conv, value_conv = converters(config, worker)
+    if not (key_conv.reads_registry or value_conv.reads_registry):
+        return True
+    registry = scratch_registry()
+    try:
+        for r in records:
+            for what, conv in (("key", key_conv), ("value", value_conv)):
+                if conv.reads_registry:
+                    to_bytes(r.get(what), conv, what, r.get("topic"), registry)
+    except IncompatibleSchema:
+        return False
+    except (NotRealizable, ConverterError):
+        return True  # refused otherwise: check_realizable says how
+    return True
+
+
 def check_realizable(config: Mapping[str, str], records: Sequence[Mapping[str, Any]],
                      worker: Mapping[str, str] = WORKER_CONVERTERS) -> None:
-    """NotRealizable naming the first record whose key or value its converter refuses."""
+    """NotRealizable naming the first record whose key or value its converter refuses, or whose
+    schema the Schema Registry refuses to register (a producer's write fails there)."""
+    from adapters.registry.api import IncompatibleSchema
+
     key_conv, value_conv = converters(config, worker)
     registry = scratch_registry() if key_conv.reads_registry or value_conv.reads_registry else None
     for i, r in enumerate(records):
@@ -357,6 +383,9 @@ def check_realizable(config: Mapping[str, str], records: Sequence[Mapping[str, A
             try:
                 data = to_bytes(r.get(what), conv, what, r.get("topic"), registry)
                 conv.to_connect(data, r.get("topic"), registry.snapshot() if registry is not None else None, what)
+            except IncompatibleSchema as e:
+                raise NotRealizable(f"record #{i} ({r.get('topic')}-{r.get('partition')}): its producer cannot "
+                                    f"register its {what} schema: {e}") from None
             except NotRealizable as e:
                 raise NotRealizable(f"record #{i} ({r.get('topic')}-{r.get('partition')}): {e}") from None
             except ConverterError as e:

@@ -41,7 +41,64 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
                                    phases=[Phase.generate], suppress_health_check=list(HealthCheck),
                                    verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records, with_faults=with_faults,
                                                                              formats=formats, kinds=values))(collect)))()
+    out += evolution_top_up(out, formats, values, max_records, with_faults, seed, derandomize)
     return [dataclasses.replace(sc, name=f"generated-{i:03d}", seed=seed) for i, sc in enumerate(out)]
+
+
+def _first_evolving(found: list[Any], pair: tuple[str, str]) -> Any:
+    """A test body for @given that keeps the first scenario evolving under `pair` in `found`."""
+    from conformance.generators.evolution import evolving_streams
+
+    def keep(sc: Any) -> None:
+        if not found and pair in evolving_streams([sc]):
+            found.append(sc)
+    return keep
+
+
+# the Hypothesis seeds of the top-up batches (missing_evolution), apart from the generation batches
+TOP_UP_SEED = 900_000
+
+
+def missing_evolution(drawn: list[Any], formats: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The (value converter, schema.compatibility) pairs no stream of `drawn` evolves under,
+    among the converters `drawn` gives values through, where the formats take
+    schema.compatibility (Confluent's connector and the Python sink). A profile's hundred
+    independent draws miss a pair of twelve now and then, and a pair never played is a
+    projection rule never tested (R14): a top-up batch asks for each (the evolving argument
+    of conformance.generators.strategies.scenarios)."""
+    from conformance.generators.configs import CONFLUENT_FORMATS, COMPATIBILITY_MODES, EVOLVING_CONVERTERS
+    from conformance.generators.evolution import evolving_streams
+    from conformance.inputs.scenario import converter_kind
+
+    if formats != CONFLUENT_FORMATS:
+        return []
+    seen = set(evolving_streams(drawn))
+    converters = {converter_kind(sc.connector) for sc in drawn} & set(EVOLVING_CONVERTERS)
+    return [(c, m) for c in sorted(converters) for m in COMPATIBILITY_MODES if (c, m) not in seen]
+
+
+def evolution_top_up(drawn: list[Any], formats: tuple[str, ...], values: tuple[str, ...] | None, max_records: int,
+                     with_faults: bool, seed: int | None, derandomize: bool) -> list[Any]:
+    """For each pair missing_evolution names, the first stream of a batch drawn with the pair
+    asked for that evolves under it (as run_generated's top-up batches play it)."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as hseed
+
+    from conformance.generators.strategies import scenarios
+
+    base = 0 if derandomize or seed is None else seed * 10_007
+    more: list[Any] = []
+    for i, pair in enumerate(missing_evolution(drawn, formats)):
+        found: list[Any] = []
+        keep = _first_evolving(found, pair)
+
+        hseed(TOP_UP_SEED + i + base)(settings(database=None, max_examples=GENERATION_BATCH, derandomize=False,
+                                               deadline=None, phases=[Phase.generate],
+                                               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)(
+            given(scenarios(max_records=max_records, with_faults=with_faults, formats=formats, kinds=values,
+                            evolving=pair))(keep)))()
+        more += found
+    return more
 
 
 # generated scenarios come in batches of this many, each from a seed of its own: Hypothesis
@@ -76,6 +133,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     from hypothesis.errors import HypothesisException
 
     from conformance.generators.configs import formats_for, value_kinds_for
+    from conformance.generators.evolution import evolving_streams
     from conformance.generators.strategies import scenarios
     from conformance.inputs.targets import target_kind
     from conformance.judging.verdicts import failure_signatures
@@ -91,6 +149,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     found: dict[tuple[str, str], str] = {}  # signatures of the failures already shrunk, and their reproducers' names
     best: list[Any] = []  # the latest (smallest) failing result seen while shrinking
     seen: set[str] = set()
+    played: list[Any] = []  # the scenarios run (not shrink attempts): which pairs evolved
+    want: dict[str, Any] = {"pair": None}  # a top-up batch's (converter, schema.compatibility)
     strategy = scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),  # the model applies none
                          formats=formats_for(target_kind(spec)), connector=connector,
                          kinds=value_kinds_for(target_kind(spec)))
@@ -107,8 +167,13 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         if not shrinking:  # every batch starts with the plainest scenario, and a batch drawn again repeats: run each once
             if sc.dumps() in seen or counts["batch"] >= counts["batch_size"]:
                 return  # a batch drawn again after a failure runs only the rest of its share
+            if want["pair"] is not None:
+                if want["pair"] not in evolving_streams([sc]):
+                    return  # a top-up batch plays one stream: the first evolving under its pair
+                counts["batch_size"] = 1
             seen.add(sc.dumps())
             counts["batch"] += 1
+            played.append(sc)
         k = counts["n"]
         counts["n"] += 1
         sc = dataclasses.replace(sc, name=f"generated-{k:03d}" + ("-shrink" if shrinking else ""))
@@ -161,38 +226,53 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         hunt.update(original=None, signature=None, other=0)
         best.clear()
 
-    try:
-        for batch_seed, size in generation_batches(n, seed, derandomize):
-            test = hseed(batch_seed)(
-                settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
-                         suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
-                    given(strategy)(body)))
-            # a failure ends Hypothesis's pass over the batch: draw it again for the rest of the
-            # batch's scenarios, as many times as it finds a failure of a new kind
-            counts.update(batch=0, batch_size=size)
-            for _ in range(1 + MAX_FAILURES_PER_BATCH):
-                final = None
-                try:
-                    test()
-                except _ClaimedFailure as e:
-                    final = e.result
-                except HypothesisException:
-                    final = best[0] if best else None  # e.g. Flaky: the budget ran out while re-checking the shrunk example
-                except BaseException as e:  # a failure inside hypothesis carrying our failure in a group
-                    if isinstance(e, KeyboardInterrupt):
-                        raise
-                    inner = getattr(e, "exceptions", None)
-                    caught = [x for x in inner or [] if isinstance(x, _ClaimedFailure)]
-                    if not caught and not best:
-                        raise
-                    final = caught[0].result if caught else best[0]
-                if final is None:
-                    break
-                settle(final)
-                if counts["errored"] or sess.over_budget():
-                    break
+    def play(strategy: Any, batch_seed: int, size: int) -> bool:
+        """One batch of `size` scenarios drawn from `strategy`; False once the run must stop."""
+        test = hseed(batch_seed)(
+            settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
+                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
+                given(strategy)(body)))
+        # a failure ends Hypothesis's pass over the batch: draw it again for the rest of the
+        # batch's scenarios, as many times as it finds a failure of a new kind
+        counts.update(batch=0, batch_size=size)
+        for _ in range(1 + MAX_FAILURES_PER_BATCH):
+            final = None
+            try:
+                test()
+            except _ClaimedFailure as e:
+                final = e.result
+            except HypothesisException:
+                final = best[0] if best else None  # e.g. Flaky: the budget ran out while re-checking the shrunk example
+            except BaseException as e:  # a failure inside hypothesis carrying our failure in a group
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                inner = getattr(e, "exceptions", None)
+                caught = [x for x in inner or [] if isinstance(x, _ClaimedFailure)]
+                if not caught and not best:
+                    raise
+                final = caught[0].result if caught else best[0]
+            if final is None:
+                break
+            settle(final)
             if counts["errored"] or sess.over_budget():
                 break
+        return not (counts["errored"] or sess.over_budget())
+
+    try:
+        going = True
+        for batch_seed, size in generation_batches(n, seed, derandomize):
+            if not (going := play(strategy, batch_seed, size)):
+                break
+        if going and connector is None and not spec.startswith("model"):
+            # the (converter, schema.compatibility) pairs no stream played evolved under: one
+            # batch each with the pair asked for, its first stream that evolves under it played
+            for i, pair in enumerate(missing_evolution(played, formats_for(target_kind(spec)))):
+                want["pair"] = pair
+                pinned = scenarios(max_records=max_records, with_faults=with_faults, formats=formats_for(target_kind(spec)),
+                                   kinds=value_kinds_for(target_kind(spec)), evolving=pair)
+                if not play(pinned, TOP_UP_SEED + i + (0 if derandomize or seed is None else seed * 10_007),
+                            GENERATION_BATCH):
+                    break
     except KeyboardInterrupt:  # stopped by a signal: the runs before the failure being shrunk are kept, shrinking is not
         del reported[hunt["original"] if hunt["original"] is not None else len(reported):]
         raise
