@@ -60,4 +60,10 @@ VARIANTS: dict[str, str] = {
     "projection-drops-default": "projects a record onto its file's schema leaving a field the record lacks null where it has a default (R14.3)",
     "nested-incompatible-compatible": "checks schema compatibility on the top level only (storage-common before #463) and writes nested values unprojected (R14)",
     "enum-change-incompatible": "rotates on any change of an enum's symbols, where a record whose symbols are a subset of the file's is projected (R14)",
+    # S3's error answers and connection faults (issue 34)
+    "precondition-as-exists": "takes a 412 on a conditional Complete as the object being there, without the HEAD that checks (R8.2)",
+    "no-such-upload-skips-file": "starts a file whose upload S3 no longer has (404 NoSuchUpload) again after its records, not at its first (R7.4)",
+    "throttling-fatal": "takes a 429 Too Many Requests as fatal, where S3 clients retry throttling (R7.3)",
+    "request-timeout-on-part-fatal": "takes a 400 RequestTimeout on UploadPart as fatal, where S3 clients retry it (R7.3)",
+    "reset-as-success": "takes an UploadPart or Complete whose connection was reset mid-exchange as done (R7.4)",
 }

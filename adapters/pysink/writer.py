@@ -389,7 +389,7 @@ class Writer:
             if condition and precondition_failed(e):
                 self.abort(f)
                 # R8.2: a HEAD confirms the key (a 403 counts as there); S3 contradicting itself is fatal
-                if not self.exists(f.key, forbidden=True):
+                if not self.key_taken(f.key):
                     raise TaskFailed(f"CompleteMultipartUpload of {f.key} failed its If-None-Match but HEAD finds "
                                      "no such key: contradicting answers from S3 (R8.2)") from e
                 raise FileExists(f"{f.key} already exists") from e
@@ -403,6 +403,12 @@ class Writer:
         """Whether an error from CompleteMultipartUpload means the object was not made: always,
         an error inside its 200 answer included (#855), so the file is written again."""
         return True
+
+    def key_taken(self, key: str) -> bool:
+        """R8.2: after a 412 on a conditional Complete, whether the key is there (a HEAD; a 403
+        counts as there). A 412 alone proves nothing: S3 answers one for a conflicting write in
+        flight too, and the records would be skipped for an object that never landed."""
+        return self.exists(key, forbidden=True)
 
     def exists(self, key: str, forbidden: bool) -> bool:
         """A HEAD on `key`; `forbidden`: what a 403 answer counts as."""

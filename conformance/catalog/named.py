@@ -15,6 +15,7 @@ from conformance.catalog.registry import REGISTRY_SCENARIOS
 from conformance.catalog.iceberg import ICEBERG_OWN
 from conformance.catalog.lenses import LENSES_OWN
 from conformance.catalog.rebalance import REBALANCE_SHAPES
+from conformance.catalog.s3_statuses import S3_STATUS_SCENARIOS
 from conformance.catalog.time_edges import time_edge_scenarios
 from conformance.inputs.scenario import FaultStep, Scenario
 
@@ -485,6 +486,7 @@ KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "task-restart-mid-stream": task_restart_mid_stream,
     **SPACE_SCENARIOS,
     **EVOLUTION_SCENARIOS,
+    **S3_STATUS_SCENARIOS,  # last: only the variants not yet killed twice play them
 }
 
 # the process faults a deployment sees besides crashes and zombies (#487, R1.7/R1.8)

@@ -22,6 +22,7 @@ from adapters.pysink.timestamps import _local_to_utc, parse_iso_ms, time_bucket,
 from adapters.pysink.objectformats import ObjectFormat
 from adapters.pysink.projection import UNSET, Compatibility, filtered, parameters, schema_equals
 from adapters.pysink.writer import Finished, OpenFile, Writer
+from adapters.pysink.targets.answer_variants import ANSWER_VARIANTS
 
 
 # --- naming and partitioning ---------------------------------------------------------------------
@@ -585,6 +586,7 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "projection-drops-default": _writing_with(ProjectionDropsDefault),
     "nested-incompatible-compatible": _writing_with(NestedIncompatibleCompatible),
     "enum-change-incompatible": _writing_with(EnumChangeIncompatible),
+    **ANSWER_VARIANTS,  # S3's error answers and connection faults (issue 34)
 }
 
 
