@@ -128,3 +128,37 @@ S3_STATUS_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "s3-reset-mid-part": reset_mid_part,
     "s3-stalled-complete-answer": stalled_complete_answer,
 }
+
+
+# --- the status sweep: every (status, operation) pair the generator draws --------------------------
+
+def status_sweep(status: int, code: str, operation: str) -> Scenario:
+    """One of S3's answers (adapters.s3.rules.S3_STATUSES) on one of the sink's calls
+    (conformance.generators.faults.STATUS_OPERATIONS), after a first file, set up as the generator
+    sets it up: HeadObject after a 412 on a conditional Complete that S3 applied,
+    AbortMultipartUpload after an UploadPart that failed, a NoSuchUpload after an abort, a 412 on
+    Complete where the Complete is conditional."""
+    from conformance.generators.faults import FOLLOWS
+
+    name = f"status-sweep-{status}-{code}-{operation}"
+    rule = status_params(status, code, operation, "sweep")
+    cfg = PLAIN
+    more: list[FaultStep] = []
+    if operation == "HeadObject":
+        cfg, rule = CONDITIONAL, status_params(412, "PreconditionFailed", "CompleteMultipartUpload", "sweep",
+                                               state="applied")
+        more = [FaultStep(FIRST_FILE, "s3", status_params(status, code, operation, "sweep" + FOLLOWS))]
+    elif operation == "AbortMultipartUpload":
+        rule = status_params(400, "IncompleteBody", "UploadPart", "sweep")
+        more = [FaultStep(FIRST_FILE, "s3", status_params(status, code, operation, "sweep" + FOLLOWS))]
+    elif code == "PreconditionFailed" and operation == "CompleteMultipartUpload":
+        cfg = CONDITIONAL
+    return Scenario(name, cfg, {"events": 1}, _small(9), _after_first_file(rule, *more))
+
+
+def sweep_pairs() -> list[tuple[int, str, str]]:
+    """(status, code, operation) for every answer on every call the generator draws them on."""
+    from adapters.s3.rules import S3_STATUSES
+    from conformance.generators.faults import STATUS_OPERATIONS
+
+    return [(status, code, op) for status, code in S3_STATUSES for op in STATUS_OPERATIONS]

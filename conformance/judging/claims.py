@@ -391,7 +391,12 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     unknown_upload = any(f.kind == "s3" and (f.params.get("action") in ("drop-response", "stall")
                                              or (f.params.get("action") == "reset" and f.params.get("forward", True)))
                          and f.params.get("operation") in ("CreateMultipartUpload", "*") for f in faults)
-    if not process_faults and not unknown_upload and (kind == "pysink" or not s3_faults):
+    # an abort S3 refused leaves its upload: Confluent's connector ignores the failure (R7.5)
+    refused_abort = any(f.kind == "s3" and f.params.get("operation") == "AbortMultipartUpload" for f in faults)
+    if refused_abort:
+        reasons.append("an AbortMultipartUpload S3 refused leaves its upload (R7.5: ignored): multipart hygiene "
+                       "measured, not claimed")
+    elif not process_faults and not unknown_upload and (kind == "pysink" or not s3_faults):
         # the Python sink aborts every upload it gives up; Confluent's leaks after a failed
         # Complete and on discarded writers (R7.6), and any sink leaks when it is killed
         props.add("multipart-hygiene")
