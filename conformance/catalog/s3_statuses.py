@@ -114,6 +114,20 @@ def stalled_complete_answer() -> Scenario:
                                       FaultStep(9, "release", {"rule": "stall"})))
 
 
+def signature_mismatch_on_part() -> Scenario:
+    """403 SignatureDoesNotMatch on UploadPart: SDK v1 (before 11.0.0) takes it for a clock skew
+    and retries; SDK v2 does only when the answer's Date is off, so 11.0.0 on dies (R7.3)."""
+    return Scenario("s3-signature-mismatch-on-part", PLAIN, {"events": 1}, _small(9),
+                    _after_first_file(status_params(403, "SignatureDoesNotMatch", "UploadPart", "403")))
+
+
+def access_denied_on_complete() -> Scenario:
+    """403 AccessDenied on CompleteMultipartUpload (a policy that lost s3:PutObject): no client
+    retries it and the task dies (R7.4), with nothing committed past the first file."""
+    return Scenario("s3-access-denied-on-complete", PLAIN, {"events": 1}, _small(9),
+                    _after_first_file(status_params(403, "AccessDenied", "CompleteMultipartUpload", "403")))
+
+
 S3_STATUS_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "s3-412-without-the-object": precondition_without_the_object,
     "s3-412-without-the-object-two-partitions": precondition_without_the_object_two_partitions,
@@ -127,6 +141,8 @@ S3_STATUS_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "s3-reset-mid-complete": reset_mid_complete,
     "s3-reset-mid-part": reset_mid_part,
     "s3-stalled-complete-answer": stalled_complete_answer,
+    "s3-signature-mismatch-on-part": signature_mismatch_on_part,
+    "s3-access-denied-on-complete": access_denied_on_complete,
 }
 
 
