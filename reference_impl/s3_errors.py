@@ -53,6 +53,8 @@ DEFINITE_CLOCK_SKEW = ("RequestTimeTooSkewed", "RequestExpired", "RequestInTheFu
 POSSIBLE_CLOCK_SKEW = ("InvalidSignatureException", "SignatureDoesNotMatch", "AuthFailure")
 # connection faults: the client sees an IOException (a reset, a closed or stalled answer)
 CONNECTION_ACTIONS = ("drop-response", "reset", "stall")
+# the calls whose answer is an XML document the SDK parses (UploadPart's is headers only)
+XML_ANSWERS = ("CreateMultipartUpload", "CompleteMultipartUpload", "ListObjectsV2", "ListMultipartUploads")
 
 
 @dataclass(frozen=True)
@@ -87,14 +89,23 @@ def client_retries(status: int, code: str, v2: bool) -> bool:
 
 
 def one_answer(version: tuple[int, ...] | None, operation: str, action: str, status: int = 0, code: str = "",
-               *, conditional: bool = False, object_there: bool = False) -> Handling:
+               *, conditional: bool = False, object_there: bool = False, answer_cut: bool = False) -> Handling:
     """The release's handling of one faulty answer to `operation` (`action` as the fault rules
     name it: fail, error-200, drop-response, reset, stall, delay, hang). `conditional`: the
-    Complete carries If-None-Match (R8.1); `object_there`: the key exists when a 412 is checked."""
+    Complete carries If-None-Match (R8.1); `object_there`: the key exists when a 412 is checked;
+    `answer_cut`: the connection broke in the middle of the answer's body (a stall, a reset
+    after S3 applied the request)."""
     v2 = sdk_v2(version)
     sdk = "SDK v2" if v2 else "SDK v1"
     if action in ("delay", "hang"):
         return Handling(RETRIED, "an answer that comes late is an answer")
+    if action in CONNECTION_ACTIONS and answer_cut and v2 and operation in XML_ANSWERS:
+        # seen on 12.1.9 (s3-stalled-complete-answer): SdkClientException "Could not parse XML
+        # response" caused by a WstxIOException (an XMLStreamException, no IOException), which
+        # neither the client's retry nor S3ErrorUtils' SdkRetryCondition.DEFAULT (its exception
+        # and its cause's class) takes: a ConnectException
+        return Handling(KILLS_TASK, f"an answer to {operation} cut mid-body: the SDK v2 cannot parse the XML "
+                                    "('Could not parse XML response', a WstxIOException) and nothing retries it")
     if action in CONNECTION_ACTIONS:
         return Handling(RETRIED, f"an IOException: retried by the {sdk} client (R7.3)")
     if action == "error-200":

@@ -119,3 +119,12 @@ def test_R7_5_a_failed_abort_is_ignored_and_connection_faults_are_retried():
 def test_R7_4_an_error_inside_completes_200_by_sdk():
     assert one_answer(V1, "CompleteMultipartUpload", "error-200", 200, "InternalError").kills_task
     assert one_answer(V2, "CompleteMultipartUpload", "error-200", 200, "InternalError").outcome == RETRIED
+
+
+def test_R7_4_an_xml_answer_cut_mid_body_kills_sdk_v2s_task():
+    """Seen on 12.1.9 (s3-stalled-complete-answer): 'Could not parse XML response', not retried."""
+    assert one_answer(V2, "CompleteMultipartUpload", "stall", answer_cut=True).kills_task
+    assert one_answer(V2, "CreateMultipartUpload", "reset", answer_cut=True).kills_task
+    # UploadPart's answer is headers only; a request cut before S3 had it is an IOException
+    assert one_answer(V2, "UploadPart", "stall", answer_cut=True).outcome == RETRIED
+    assert one_answer(V2, "CompleteMultipartUpload", "reset", answer_cut=False).outcome == RETRIED

@@ -269,8 +269,11 @@ class S3FaultFront(FaultRules):
                     self._send_error(h, status, st.rule.error_code(), req, before=lambda: record(status))
                     return
                 if st is not None and action in ("reset", "stall"):
-                    answer = self._serialized(h, resp)  # applied upstream in full
-                    cut = answer[: max(1, len(answer) // 2)]
+                    head, data = self._serialized(h, resp)  # applied upstream in full
+                    answer = head + data
+                    # cut in the middle of the body where there is one (an XML answer half read),
+                    # else of the headers
+                    cut = head + data[: len(data) // 2] if data else head[: max(1, len(head) // 2)]
                     record(0, f"answer cut after {len(cut)} of {len(answer)} bytes by rule ({action})")
                     h._s3front_sent = True  # type: ignore[attr-defined]
                     h.wfile.write(cut)
@@ -369,15 +372,15 @@ class S3FaultFront(FaultRules):
         h.wfile.flush()
 
     @staticmethod
-    def _serialized(h: BaseHTTPRequestHandler, resp: http.client.HTTPResponse) -> bytes:
-        """The upstream answer as the client would have had it (status line, headers, body)."""
+    def _serialized(h: BaseHTTPRequestHandler, resp: http.client.HTTPResponse) -> tuple[bytes, bytes]:
+        """The upstream answer as the client would have had it: (status line and headers, body)."""
         data = b"" if h.command == "HEAD" else resp.read()
         lines = [f"HTTP/1.1 {resp.status} {resp.reason}"]
         lines += [f"{k}: {v}" for k, v in resp.getheaders()
                   if k.lower() not in _HOP_BY_HOP and k.lower() not in ("transfer-encoding", "content-length")]
         if h.command != "HEAD":
             lines.append(f"Content-Length: {len(data)}")
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"), data
 
     @staticmethod
     def _reset(h: BaseHTTPRequestHandler) -> None:

@@ -60,7 +60,7 @@ def no_such_upload_on_complete() -> Scenario:
 
 def no_such_upload_on_part() -> Scenario:
     """The same on the file's UploadPart."""
-    return Scenario("s3-no-such-upload-on-part", PLAIN, {"events": 2}, _two_partitions(12),
+    return Scenario("s3-no-such-upload-on-part", PLAIN, {"events": 1}, _small(9),
                     _after_first_file(status_params(404, "NoSuchUpload", "UploadPart", "gone")))
 
 

@@ -282,7 +282,9 @@ def s3_answers(faults: Iterable[FaultStep], config: dict[str, str], version: str
             from adapters.s3.rules import ERROR_CODES
             code = ERROR_CODES.get(status, "InternalError")
         out.append((f, one_answer(v, str(p.get("operation", "*")), str(p.get("action", "")), status, code,
-                                  conditional=conditional, object_there=p.get("state") == "applied")))
+                                  conditional=conditional, object_there=p.get("state") == "applied",
+                                  answer_cut=p.get("action") == "stall" or (p.get("action") == "reset"
+                                                                            and p.get("forward", True)))))
     return out
 
 
@@ -290,7 +292,7 @@ def fatal_s3_answers(faults: Iterable[FaultStep], config: dict[str, str], versio
     """Why an S3 rule of the schedule kills the task where it fires (error-200 aside: SDK_V1_COMPLETE)."""
     return [f"{f.params.get('operation')} {f.params.get('status', '')} {f.params.get('code') or ''}: {h.why}".replace("  ", " ")
             for f, h in s3_answers(faults, config, version)
-            if h.kills_task and f.params.get("action") != "error-200"]
+            if h.kills_task and f.params.get("action") not in ("error-200", "drop-response")]
 
 
 def conditional_writes(config: dict[str, str], version: str | None) -> bool:

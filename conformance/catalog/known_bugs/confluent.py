@@ -83,6 +83,29 @@ BUGS: tuple[KnownBug, ...] = (
         signature=r"(?=[\s\S]*InternalError)[\s\S]*[Cc]ompleteMultipartUpload",
     ),
     KnownBug(
+        id="confluent-cut-xml-answer-kills-task",
+        sink="confluent",
+        title="An answer to CompleteMultipartUpload cut mid-body kills the task (AWS SDK v2)",
+        cite=None,
+        also=(),
+        affected=(("11.0.0", None),),  # every release bundling the AWS SDK v2 (#858)
+        fixed_in=(),
+        needs=lambda cfg: True,  # every file is completed by CompleteMultipartUpload (R7.1)
+        needs_text="any config: every file is completed by CompleteMultipartUpload, whose answer is an XML document",
+        symptom="the connection breaks while S3's answer to a Complete it applied is read (a reset, a proxy or load "
+                "balancer timing out): ConnectException 'Could not parse XML response' caused by a WstxIOException "
+                "(Premature end of Content-Length delimited message body); the task FAILED until restarted (no data "
+                "lost: the offsets were not committed, and the object is there)",
+        workaround="restart the failed task (its restart writes the same object again); 10.6.x (AWS SDK v1) retries it",
+        scenarios=("s3-stalled-complete-answer",),
+        signature=r"Could not parse XML response[\s\S]*(Premature end|WstxIOException)",
+        why="no upstream issue found (one search of the connector's issues for the message); the SDK v2 wraps the "
+            "cut body as SdkClientException caused by a WstxIOException, an XMLStreamException and no IOException, "
+            "so neither the client's retry (its exception or its cause an IOException) nor S3ErrorUtils' "
+            "SdkRetryCondition.DEFAULT (v12.1.9 S3ErrorUtils.java:52-66) takes it: a ConnectException. Recorded on "
+            "12.1.9 twice (the task FAILED, the object there); 10.6.18 retries the same answer and goes on",
+    ),
+    KnownBug(
         id="confluent-close-drops-kept-writers",
         sink="confluent",
         title="A cooperative rebalance kills the task that keeps partitions: close() drops every writer (R1.7)",

@@ -166,7 +166,7 @@ class RunData:
         if not st or "FAILED" not in st[-1].task_states:
             return False
         # an error-200 under SDK v1, or an error answer the release does not retry (R7.4)
-        killing = ("error-200", "fail") if S3_FATAL in self.claim.caveats else ("error-200",)
+        killing = ("error-200", "fail", "reset", "stall") if S3_FATAL in self.claim.caveats else ("error-200",)
         fired = [f.at_ms for f in self.observation.faults
                  if f.kind == "s3" and f.fired and f.params.get("action") in killing and f.at_ms is not None]
         return bool(fired) and not any(f.kind in REVIVES and f.fired and (f.at_ms or 0) > min(fired)
