@@ -15,7 +15,7 @@ from conformance.catalog.registry import REGISTRY_SCENARIOS
 from conformance.catalog.iceberg import ICEBERG_OWN
 from conformance.catalog.lenses import LENSES_OWN
 from conformance.catalog.rebalance import REBALANCE_SHAPES
-from conformance.catalog.s3_statuses import S3_STATUS_SCENARIOS
+from conformance.catalog.s3_statuses import S3_KNOWN_BUG_SCENARIOS, S3_STATUS_SCENARIOS
 from conformance.catalog.time_edges import time_edge_scenarios
 from conformance.inputs.scenario import FaultStep, Scenario
 
@@ -502,6 +502,7 @@ PROCESS_FAULTS: dict[str, Callable[[], Scenario]] = {
 KNOWN_BUG_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "rotate-schedule-steady-stream": rotate_schedule_steady_stream,
     "cooperative-worker-joins-then-leaves": REBALANCE_SHAPES["cooperative-worker-joins-then-leaves"],
+    **S3_KNOWN_BUG_SCENARIOS,
 }
 
 # what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs,

@@ -271,6 +271,10 @@ def s3_answers(faults: Iterable[FaultStep], config: dict[str, str], version: str
     except VersionError:
         v = None
     conditional = conditional_writes(config, version)
+    faults = list(faults)
+    # R8.2: a HEAD refused with 403 after a 412 counts as the key there (S3OutputStream.fileExists)
+    head_refused = any(f.kind == "s3" and f.params.get("operation") == "HeadObject"
+                       and int(f.params.get("status", 0) or 0) == 403 for f in faults)
     out = []
     for f in faults:
         if f.kind != "s3":
@@ -282,7 +286,7 @@ def s3_answers(faults: Iterable[FaultStep], config: dict[str, str], version: str
             from adapters.s3.rules import ERROR_CODES
             code = ERROR_CODES.get(status, "InternalError")
         out.append((f, one_answer(v, str(p.get("operation", "*")), str(p.get("action", "")), status, code,
-                                  conditional=conditional, object_there=p.get("state") == "applied",
+                                  conditional=conditional, object_there=p.get("state") == "applied" or head_refused,
                                   answer_cut=p.get("action") == "stall" or (p.get("action") == "reset"
                                                                             and p.get("forward", True)))))
     return out
