@@ -4,7 +4,10 @@ the wall-clock configs on their own rows (rotate.schedule.interval.ms, the Wallc
 the share that ended unknown (a fault never fired), each fault kind fired / scheduled, and how
 many scenarios meet each class of production input (conformance.generators.input_classes: topic
 names, text, field lists, partition numbers, record shapes, headers; tests/test_input_classes.py
-asserts `ci` meets every one). Figures are printed side by side.
+asserts `ci` meets every one), and for each profile the table of S3's error answers (status and
+code) by the operation they answered (fired / scheduled; `--profile thorough` on a simulated
+target plays every pair: the status sweep of conformance.playing.generated). Figures are printed
+side by side, never asserted.
 
     python bench/coverage.py [--profiles ci,default,thorough] [--seed 1] [--target pysink]
 
@@ -63,8 +66,39 @@ def measure(profile: str, seed: int, target: str, out: Path) -> dict:
         "unknown": sum(1 for e in runs if e["status"] == "unknown") / n,
         "failed": sum(1 for e in runs if e["status"] == "fail"),
         "faults": doc["fault_coverage"],
+        "statuses": status_table(runs),
         "seed": doc["seed"],
     }
+
+
+def status_table(runs: list[dict]) -> dict[tuple[str, str], list[int]]:
+    """(status and code, operation) -> [fired, scheduled] over the runs' S3 `fail` rules."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for e in runs:
+        for f in e.get("faults") or []:
+            p = f.get("params") or {}
+            if f["kind"] != "s3" or p.get("action") != "fail":
+                continue
+            cell = out.setdefault((f"{p.get('status')} {p.get('code') or ''}".strip(), str(p.get("operation"))), [0, 0])
+            cell[0] += 1 if f["fired"] else 0
+            cell[1] += 1
+    return out
+
+
+def print_status_table(profile: str, table: dict[tuple[str, str], list[int]]) -> None:
+    from adapters.s3.rules import S3_STATUSES
+    from conformance.generators.faults import STATUS_OPERATIONS
+
+    short = {"CreateMultipartUpload": "Create", "UploadPart": "Part", "CompleteMultipartUpload": "Complete",
+             "AbortMultipartUpload": "Abort", "HeadObject": "HeadObject"}
+    rows = [f"{s} {c}" for s, c in S3_STATUSES]
+    rows += sorted({r for r, _ in table} - set(rows))
+    cols = list(STATUS_OPERATIONS)
+    print(f"\nS3 error answers by operation, {profile} (fired / scheduled; "
+          f"{sum(1 for r in rows for o in cols if table.get((r, o), [0])[0])} of {len(rows) * len(cols)} pairs fired):")
+    print(f"{'status':<32}" + "".join(f"{short.get(o, o):>12}" for o in cols))
+    for r in rows:
+        print(f"{r:<32}" + "".join(f"{'%d/%d' % tuple(table[(r, o)]) if (r, o) in table else '-':>12}" for o in cols))
 
 
 def drawn_scenarios(profile: str, seed: int | None, target: str) -> list:
@@ -145,6 +179,8 @@ def main() -> None:
             c = r["faults"].get(k, {}).get(args.target)
             cells.append(f"{c['fired']}/{c['scheduled']}" if c else "-")
         print(f"{k:<48}" + "".join(f"{c:>12}" for c in cells))
+    for r in rows:
+        print_status_table(r["profile"], r["statuses"])
 
 
 if __name__ == "__main__":

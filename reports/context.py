@@ -308,7 +308,10 @@ def fault_label(f: dict[str, Any]) -> str:
     p = f.get("params") or {}
     action = str(p.get("action", "?"))
     if action == "fail":
-        action += f" {p.get('status', '')}"
+        action += f" {p.get('status', '')}" + (f" {p['code']}" if p.get("code") else "") + (
+            f" ({p['state']})" if p.get("state") else "")
+    elif action == "reset":
+        action += " answer" if p.get("forward", True) else " request"
     elif action == "error-200":
         action += " applied" if p.get("forward", True) else " not applied"
     return f"s3 {action} {p.get('operation', '*')}"

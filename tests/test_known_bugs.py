@@ -28,6 +28,19 @@ PAIRS = [
 ]
 
 
+def test_an_answer_cut_mid_body_is_a_bug_of_the_sdk_v2_releases_only():
+    """Recorded: 12.1.9's task FAILED at 'Could not parse XML response', 10.6.18's went on."""
+    bug = BY_ID["confluent-cut-xml-answer-kills-task"]
+    assert bug.affects("12.1.9") and bug.affects("11.0.0") and not bug.affects("10.6.18")
+    v2, v1 = _replay("confluent", "12.1.9", "s3-stalled-complete-answer"), \
+        _replay("confluent", "10.6.18", "s3-stalled-complete-answer")
+    dead, alive = v2.result.observation.statuses[-1], v1.result.observation.statuses[-1]
+    assert "FAILED" in dead.task_states and re.search(bug.signature, dead.trace or "")
+    assert "FAILED" not in alive.task_states
+    # a task that dies where its release is documented to die fails no claim (R7.4, S3_FATAL)
+    assert not v2.disagreements() and not v1.disagreements() and v2.result.status == "pass"
+
+
 def _replay(kind: str, version: str, scenario: str) -> fidelity.Replay:
     path = FIDELITY / f"{kind}-{version}--{scenario}.json"
     if not path.exists():
@@ -335,7 +348,11 @@ def test_the_report_names_each_known_bug_that_applies_with_link_versions_workaro
 
 def test_a_config_that_meets_a_bug_on_a_fixed_version_is_not_reported():
     good = _replay("confluent", "11.0.2", "rotate-schedule-steady-stream").result
-    assert [b["id"] for b in relevant([good])] == []
+    # the bug fixed in 11.0.2 is not named; those of S3's answers on every release since (an answer
+    # cut mid-body, a 412 with the HEAD refused) are named as met and not reproduced
+    named = relevant([good])
+    assert "confluent-scheduled-rotation-npe" not in [b["id"] for b in named]
+    assert not [b["id"] for b in named if b["reproduced"]]
 
 
 def test_the_gate_says_a_known_bug_is_fixed_or_introduced_with_the_witness():
@@ -459,3 +476,13 @@ def test_lenses_schema_value_bugs_kill_the_task_after_the_first_record_with_thei
     assert others == []
     assert bug.needs(dict(ALL_NAMED[scenario]().connector))
     assert not bug.needs({"connect.s3.kcql": "INSERT INTO b:out SELECT * FROM `t` STOREAS `JSON`"})
+
+
+def test_a_412_with_the_head_refused_loses_the_files_first_record_on_12_1_9():
+    """Recorded on 12.1.9: the 403 counted as the key there, events-0@3 behind the committed offset."""
+    bug = BY_ID["confluent-412-head-403-skips-record"]
+    assert bug.affects("12.1.9") and bug.affects("10.6.18") and not bug.affects("10.6.0")
+    run = _replay("confluent", "12.1.9", "s3-412-without-the-object-head-403")
+    lost = next(v for v in run.verdicts if v.property == "no-loss")
+    assert lost.status == "fail" and any(o.endswith("-0@3") for w in lost.witnesses for o in w.offsets)
+    assert reproduction(bug, run.result) is not None and not run.disagreements()

@@ -352,3 +352,80 @@ def test_rules_are_checked():
         FaultRule("PutObject", "explode")
     with pytest.raises(ValueError):
         FaultRule("PutObject", "fail", nth=0)
+
+
+# --- issue 34: S3's own error answers, the state they imply, connection faults -------------------
+
+def test_every_status_is_answered_with_s3s_own_code_and_message(front, s3, moto):
+    from adapters.s3.rules import S3_MESSAGES, S3_STATUSES
+
+    for status, code in S3_STATUSES:
+        front.add_rule(FaultRule("HeadBucket", "fail", status=status, code=code))
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            s3.head_bucket(Bucket=s3.bucket)
+        assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == status
+    for status, code in S3_STATUSES:  # a GET has a body: the code and message are S3's
+        front.add_rule(FaultRule("ListObjectsV2", "fail", status=status, code=code))
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            s3.list_objects_v2(Bucket=s3.bucket)
+        assert e.value.response["Error"]["Code"] == code
+        assert e.value.response["Error"]["Message"] == S3_MESSAGES[code]
+
+
+def test_a_412_with_the_object_there_applies_the_complete_first(front, s3, moto):
+    u, parts = start_mpu(s3, "k412", parts=1)
+    front.add_rule(FaultRule("CompleteMultipartUpload", "fail", status=412, code="PreconditionFailed",
+                             state="applied"))
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        complete(s3, "k412", u, parts)
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 412
+    assert visible(moto, s3.bucket, "k412")  # S3 applied it: a HEAD now finds the key
+
+
+def test_a_412_without_the_object_leaves_no_object(front, s3, moto):
+    u, parts = start_mpu(s3, "k412b", parts=1)
+    front.add_rule(FaultRule("CompleteMultipartUpload", "fail", status=412, code="PreconditionFailed"))
+    with pytest.raises(botocore.exceptions.ClientError):
+        complete(s3, "k412b", u, parts)
+    assert not visible(moto, s3.bucket, "k412b")
+
+
+def test_no_such_upload_after_an_abort_aborts_the_upload_first(front, s3, moto):
+    u, parts = start_mpu(s3, "kgone", parts=1)
+    front.add_rule(FaultRule("UploadPart", "fail", status=404, code="NoSuchUpload", state="aborted"))
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.upload_part(Bucket=s3.bucket, Key="kgone", UploadId=u, PartNumber=2, Body=b"tail")
+    assert e.value.response["Error"]["Code"] == "NoSuchUpload"
+    assert u not in open_uploads(moto, s3.bucket)
+    with pytest.raises(botocore.exceptions.ClientError):  # the state is S3's own now
+        complete(s3, "kgone", u, parts)
+
+
+def test_a_reset_mid_request_never_reaches_s3(front, s3, moto):
+    rid = front.add_rule(FaultRule("PutObject", "reset", forward=False))
+    with pytest.raises(botocore.exceptions.HTTPClientError):
+        s3.put_object(Bucket=s3.bucket, Key="kreset", Body=b"abc")
+    assert not visible(moto, s3.bucket, "kreset")
+    assert front.events()[0].fired and front.exchanges()[-1].upstream_status is None
+    assert rid
+
+
+def test_a_reset_mid_answer_after_s3_applied_it(front, s3, moto):
+    front.add_rule(FaultRule("PutObject", "reset", forward=True))
+    with pytest.raises(botocore.exceptions.HTTPClientError):
+        s3.put_object(Bucket=s3.bucket, Key="kreset2", Body=b"abc")
+    assert visible(moto, s3.bucket, "kreset2")
+    assert front.exchanges()[-1].upstream_status == 200 and front.exchanges()[-1].status == 0
+
+
+def test_a_stalled_answer_stops_until_released_and_then_the_connection_ends(front, s3, moto):
+    u, parts = start_mpu(s3, "kstall", parts=1)
+    rid = front.add_rule(FaultRule("CompleteMultipartUpload", "stall"))
+    t, out = in_thread(lambda: complete(s3, "kstall", u, parts))
+    assert front.wait_fired(rid, 10)
+    time.sleep(0.3)
+    assert t.is_alive()  # half an answer and then nothing
+    assert visible(moto, s3.bucket, "kstall")  # S3 applied it
+    front.release(rid)
+    t.join(10)
+    assert not t.is_alive() and isinstance(out.get("error"), botocore.exceptions.HTTPClientError)

@@ -67,4 +67,10 @@ VARIANTS: dict[str, str] = {
     "html-escaping-json": "writes < > & ' = in JSON strings as \\u escapes, as an HTML-safe writer does (R10.1, R11.3)",
     "partition-zero-padded": "zero-pads partition numbers to the digits of the topic's highest partition (R5.1, R6.1)",
     "part-bounded-files": "starts a new file before a record the part being filled has no room for: a record larger than a part lands in a file of its own (R7.1)",
+    # S3's error answers and connection faults (issue 34)
+    "precondition-as-exists": "takes a 412 on a conditional Complete as the object being there, without the HEAD that checks (R8.2)",
+    "no-such-upload-skips-file": "starts a file whose upload S3 no longer has (404 NoSuchUpload) again after its records, not at its first (R7.4)",
+    "throttling-fatal": "takes a 429 Too Many Requests as fatal, where S3 clients retry throttling (R7.3)",
+    "request-timeout-on-part-fatal": "takes a 400 RequestTimeout on UploadPart as fatal, where S3 clients retry it (R7.3)",
+    "reset-as-success": "takes an UploadPart or Complete whose connection was reset mid-exchange as done (R7.4)",
 }

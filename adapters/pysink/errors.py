@@ -51,15 +51,21 @@ def is_retriable(e: BaseException) -> bool:
         return True
     try:
         from botocore.exceptions import (ClientError, ConnectionClosedError, ConnectTimeoutError,
-                                         EndpointConnectionError, ReadTimeoutError)
+                                         EndpointConnectionError, HTTPClientError, ReadTimeoutError)
     except ImportError:  # pragma: no cover
         return False
-    if isinstance(e, (ConnectionClosedError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError)):
+    # any failure of the connection (a reset, an answer cut or stalled mid-body: HTTPClientError
+    # and its ResponseStreamingError) is an IOException to the AWS SDK: retried
+    if isinstance(e, (ConnectionClosedError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError,
+                      HTTPClientError)):
         return True
     if isinstance(e, ClientError):
         status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0
         code = e.response.get("Error", {}).get("Code", "")
+        # the AWS SDK v2 retries a clock skew it is sure of (the request's time is off; signing it
+        # again fixes it), not SignatureDoesNotMatch, which a wrong key answers just the same
         return status >= 500 or status == 429 or code in (
-            "SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "InternalError", "ServiceUnavailable")
+            "SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "InternalError", "ServiceUnavailable",
+            "RequestTimeTooSkewed", "RequestExpired", "RequestInTheFuture")
     return isinstance(e, (ConnectionError, TimeoutError))
 

@@ -128,13 +128,18 @@ class SinkTask:
             except (Killed, Fenced, TaskFailed):
                 raise
             except Exception as e:
-                if not is_retriable(e):
+                if not self.retriable(e):
                     raise TaskFailed(f"{type(e).__name__} writing {tp[0]}-{tp[1]}: {e}") from e
                 self.instance.journal_event("retriable", f"{tp[0]}-{tp[1]}", str(e)[:200])
                 rewind = self.recover(tp, w, now)
                 if rewind is not None:
                     rewinds[tp] = rewind
         return rewinds
+
+    def retriable(self, error: Exception) -> bool:
+        """R7.4: whether an error writing a topic-partition is retriable (the writer is dropped
+        and its records written again, R1.5) or kills the task."""
+        return is_retriable(error)
 
     def recover(self, tp: TP, w: Writer, now: int) -> int | None:
         """R1.5: after a retriable S3 error the writer is dropped (its uploads aborted) and the

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from adapters.pysink.avrowrite import AvroWriteError
 from adapters.pysink.encoding import (bytes_value, convert, field_ep, header_strings, headers_line, json_line, key_line,
                                       value_key)
-from adapters.pysink.errors import Fenced, FileExists, Killed, TaskFailed, precondition_failed
+from adapters.pysink.errors import Fenced, FileExists, Killed, Retriable, TaskFailed, precondition_failed
 from adapters.pysink.log import TP, LogRecord
 from adapters.pysink.objectformats import Avro, Lines, ObjectFormat, Parquet, View, headers_view
 from adapters.pysink.projection import Compatibility, ProjectionError
@@ -388,8 +388,15 @@ class Writer:
         except Exception as e:
             if condition and precondition_failed(e):
                 self.abort(f)
-                # R8.2: a HEAD confirms the key (a 403 counts as there); S3 contradicting itself is fatal
-                if not self.exists(f.key, forbidden=True):
+                # R8.2: a HEAD confirms the key; S3 contradicting itself is fatal
+                taken = self.key_taken(f.key)
+                if taken is None:
+                    # the HEAD was refused (403): the connector counts that as the key there and
+                    # skips the file's first record when it is not (seen on 12.1.9: lost); not
+                    # knowing, this sink writes the file again
+                    raise Retriable(f"CompleteMultipartUpload of {f.key} failed its If-None-Match and a HEAD on it "
+                                    "was refused: written again") from e
+                if not taken:
                     raise TaskFailed(f"CompleteMultipartUpload of {f.key} failed its If-None-Match but HEAD finds "
                                      "no such key: contradicting answers from S3 (R8.2)") from e
                 raise FileExists(f"{f.key} already exists") from e
@@ -404,7 +411,13 @@ class Writer:
         an error inside its 200 answer included (#855), so the file is written again."""
         return True
 
-    def exists(self, key: str, forbidden: bool) -> bool:
+    def key_taken(self, key: str) -> bool | None:
+        """R8.2: after a 412 on a conditional Complete, whether the key is there (a HEAD; None: the
+        HEAD was refused with 403). A 412 alone proves nothing: S3 answers one for a conflicting
+        write in flight too, and the records would be skipped for an object that never landed."""
+        return self.exists(key, forbidden=None)
+
+    def exists(self, key: str, forbidden: bool | None) -> bool | None:
         """A HEAD on `key`; `forbidden`: what a 403 answer counts as."""
         from botocore.exceptions import ClientError
 

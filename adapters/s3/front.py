@@ -1,7 +1,9 @@
 """The S3 fault front: an HTTP proxy on loopback between a sink and the S3 server that names
 each request's S3 operation and, by rule, fails it, delays it, hangs it until released, answers
-it with an error inside a 200, or applies it and drops the response. It records every exchange
-and, per rule, whether and when it fired.
+it with an error inside a 200, or applies it and drops the response; it resets a connection mid-
+request or mid-answer (a TCP RST) or stalls an answer mid-body, and sets up the state an error
+implies (the request applied before a 412, the upload aborted before a NoSuchUpload). It records
+every exchange and, per rule, whether and when it fired.
 
     with S3FaultFront(moto.endpoint, run_dir) as front:
         sink_endpoint = front.endpoint
@@ -21,6 +23,7 @@ import dataclasses
 import http.client
 import json
 import socket
+import struct
 import tempfile
 import threading
 import time
@@ -222,7 +225,16 @@ class S3FaultFront(FaultRules):
             self._busy += 1
         try:
             body = _BodyReader(h)
-            if st is not None and (action == "fail" or (action == "error-200" and not st.rule.forward)):
+            if st is not None and action == "reset" and not st.rule.forward:
+                body.drain()  # the request reaches the front whole; S3 never sees it
+                firing.until_ms = _now_ms()
+                record(0, "connection reset mid-request by rule")
+                self._reset(h)
+                return
+            if st is not None and action == "fail" and st.rule.state == "aborted" and req.upload_id:
+                self._abort_upstream(req)  # the upload is gone, as after an abort or a lifecycle rule
+            if st is not None and ((action == "fail" and st.rule.state != "applied")
+                                   or (action == "error-200" and not st.rule.forward)):
                 body.drain()
                 status = st.rule.status if action == "fail" else 200
                 firing.until_ms = _now_ms()
@@ -250,10 +262,30 @@ class S3FaultFront(FaultRules):
                     record(0, "response dropped by rule")
                     self._drop(h)  # ... and the client never hears of it
                     return
-                if st is not None and action == "error-200":
+                if st is not None and action in ("error-200", "fail"):
                     resp.read()  # applied upstream, whatever S3 said; the client hears of an error
                     firing.until_ms = _now_ms()
-                    self._send_error(h, 200, st.rule.error_code(), req, before=lambda: record(200))
+                    status = 200 if action == "error-200" else st.rule.status
+                    self._send_error(h, status, st.rule.error_code(), req, before=lambda: record(status))
+                    return
+                if st is not None and action in ("reset", "stall"):
+                    head, data = self._serialized(h, resp)  # applied upstream in full
+                    answer = head + data
+                    # cut in the middle of the body where there is one (an XML answer half read),
+                    # else of the headers
+                    cut = head + data[: len(data) // 2] if data else head[: max(1, len(head) // 2)]
+                    record(0, f"answer cut after {len(cut)} of {len(answer)} bytes by rule ({action})")
+                    h._s3front_sent = True  # type: ignore[attr-defined]
+                    h.wfile.write(cut)
+                    h.wfile.flush()
+                    if action == "stall":  # the answer stops; the connection ends when released
+                        if not firing.released.wait(self.max_hang_s):
+                            firing.note = f"stall ran out after {self.max_hang_s:.0f}s (max_hang_s)"
+                        firing.until_ms = _now_ms()
+                        self._drop(h)
+                        return
+                    firing.until_ms = _now_ms()
+                    self._reset(h)
                     return
                 self._relay(h, resp, before=lambda: record(resp.status))
             finally:
@@ -338,6 +370,44 @@ class S3FaultFront(FaultRules):
         if chunked:
             h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()
+
+    @staticmethod
+    def _serialized(h: BaseHTTPRequestHandler, resp: http.client.HTTPResponse) -> tuple[bytes, bytes]:
+        """The upstream answer as the client would have had it: (status line and headers, body)."""
+        data = b"" if h.command == "HEAD" else resp.read()
+        lines = [f"HTTP/1.1 {resp.status} {resp.reason}"]
+        lines += [f"{k}: {v}" for k, v in resp.getheaders()
+                  if k.lower() not in _HOP_BY_HOP and k.lower() not in ("transfer-encoding", "content-length")]
+        if h.command != "HEAD":
+            lines.append(f"Content-Length: {len(data)}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"), data
+
+    @staticmethod
+    def _reset(h: BaseHTTPRequestHandler) -> None:
+        """Close the client connection with a TCP reset (SO_LINGER 0), not an orderly FIN."""
+        h.close_connection = True
+        try:
+            h.wfile.flush()
+        except OSError:
+            pass
+        try:
+            h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            h.connection.close()
+        except OSError:
+            pass
+
+    def _abort_upstream(self, req: S3Request) -> None:
+        """AbortMultipartUpload of the request's upload on the S3 server itself (best effort)."""
+        path = "/" + urllib.parse.quote(req.bucket) + "/" + urllib.parse.quote(req.key or "") + \
+            "?uploadId=" + urllib.parse.quote(req.upload_id or "")
+        conn = http.client.HTTPConnection(self.upstream_host, self.upstream_port, timeout=self.upstream_timeout_s)
+        try:
+            conn.request("DELETE", path)
+            conn.getresponse().read()
+        except (OSError, http.client.HTTPException):
+            pass
+        finally:
+            conn.close()
 
     @staticmethod
     def _drop(h: BaseHTTPRequestHandler) -> None:

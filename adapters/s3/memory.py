@@ -9,7 +9,11 @@ front give a sink, without a socket.
   S3 error, `error-200` raises InternalError (as botocore reads an error inside a 200) after
   applying the call or instead of it, `drop-response` applies it and raises a closed
   connection, `delay` moves the virtual clock, `hang` parks the caller until the rule is
-  released (the call takes effect at that moment, whatever became of its caller).
+  released (the call takes effect at that moment, whatever became of its caller). `reset`
+  raises a closed connection without applying the call (or after, with `forward`); `stall`
+  applies it and parks the caller until released, then raises a closed connection (the answer
+  never ended). A `fail` rule's `state` applies the call first ("applied") or drops its
+  multipart upload first ("aborted").
 * The clock is the simulation's; the caller's turn (`park`) comes from the simulation's
   scheduler, which is what makes a hung call a step of the schedule.
 
@@ -114,8 +118,20 @@ class MemoryS3(FaultRules):
         st, firing = fired
         rule = st.rule
         if rule.action == "fail":
+            if rule.state == "applied":
+                try:
+                    apply()
+                except Exception:  # noqa: BLE001 - S3's own refusal; the client hears the rule's
+                    pass
+            elif rule.state == "aborted" and upload_id is not None:
+                self.uploads.pop(upload_id, None)
             firing.until_ms = self.clock()
             raise _error(op, int(rule.status), rule.error_code(), S3_MESSAGES.get(rule.error_code(), ""))
+        if rule.action == "reset":
+            if rule.forward:
+                apply()
+            firing.until_ms = self.clock()
+            raise _dropped()
         if rule.action == "error-200":
             if rule.forward:
                 apply()
@@ -129,6 +145,17 @@ class MemoryS3(FaultRules):
             self.advance(int(rule.delay_s * 1000))
             firing.until_ms = self.clock()
             return apply()
+        if rule.action == "stall":
+            # applied at once; the answer stops mid-body until the rule is released
+            apply()
+            p = Parked(lambda: None, firing)
+            if not firing.released.is_set():
+                self.parked.append(p)
+                if park is None:
+                    raise RuntimeError(f"{op} stalls by rule {st.rule_id} and its caller cannot wait")
+                park(p)
+            firing.until_ms = self.clock()
+            raise _dropped()
         # hang: parked until released; the call takes effect then
         p = Parked(apply, firing)
         if firing.released.is_set():  # released before it came (the front was stopping)
@@ -195,7 +222,14 @@ class MemoryS3Client:
         return self.store.create_bucket(Bucket=Bucket)
 
     def list_objects_v2(self, Bucket: str, **kw: Any) -> dict:  # noqa: N803
-        return self.store.list_objects_v2(Bucket=Bucket)
+        return self._call("ListObjectsV2", Bucket, None, None, None, lambda: self.store.list_objects_v2(Bucket=Bucket))
+
+    def head_bucket(self, Bucket: str, **kw: Any) -> dict:  # noqa: N803
+        def apply() -> dict:
+            if Bucket not in self.store.buckets:
+                raise _error("HeadBucket", 404, "404")
+            return {}
+        return self._call("HeadBucket", Bucket, None, None, None, apply)
 
     def list_multipart_uploads(self, Bucket: str, **kw: Any) -> dict:  # noqa: N803
         return self.store.list_multipart_uploads(Bucket=Bucket)

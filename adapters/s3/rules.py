@@ -16,12 +16,37 @@ from typing import Any, Mapping
 
 from adapters.observation import FaultEvent
 
-ACTIONS = ("fail", "delay", "hang", "drop-response", "error-200")
+# fail: an S3 error answer; delay/hang: the answer comes late or when released; drop-response: S3
+# applies the request and the connection closes before the answer; error-200: an error inside a
+# 200; reset: the connection is reset mid-exchange (before S3 has the whole request, or, with
+# `forward`, in the middle of the answer to a request S3 applied); stall: S3 applies the request,
+# its answer starts and then stops mid-body until released (or the client gives up)
+ACTIONS = ("fail", "delay", "hang", "drop-response", "error-200", "reset", "stall")
 # S3 error codes by HTTP status, for "fail" (a rule's `code` overrides)
 ERROR_CODES = {500: "InternalError", 503: "SlowDown", 404: "NoSuchKey", 403: "AccessDenied",
                412: "PreconditionFailed", 400: "BadRequest", 409: "OperationAborted",
                501: "NotImplemented", 502: "BadGateway", 504: "GatewayTimeout", 408: "RequestTimeout",
                429: "SlowDown", 416: "InvalidRange", 411: "MissingContentLength"}
+# The answers S3 and S3-compatible stores give in production (issue 34), as (status, code): what
+# the generator draws and the coverage table counts. 429 is what S3-compatible stores (and S3
+# behind some gateways) answer a throttled client; S3 itself says 503 SlowDown.
+S3_STATUSES: tuple[tuple[int, str], ...] = (
+    (400, "RequestTimeout"), (400, "IncompleteBody"), (400, "EntityTooSmall"), (400, "InvalidPart"),
+    (403, "AccessDenied"), (403, "ExpiredToken"), (403, "RequestTimeTooSkewed"), (403, "SignatureDoesNotMatch"),
+    (404, "NoSuchUpload"), (404, "NoSuchBucket"), (404, "NoSuchKey"),
+    (409, "ConditionalRequestConflict"), (409, "OperationAborted"),
+    (412, "PreconditionFailed"),
+    (429, "SlowDown"), (503, "SlowDown"),
+    (500, "InternalError"), (501, "NotImplemented"), (502, "BadGateway"), (504, "GatewayTimeout"),
+)
+# the operations a sink makes (Confluent's: the multipart ones, HeadObject after a 412, HeadBucket
+# at start on SDK v2; Aiven, Lenses and Camel: PutObject, ListObjectsV2, GetObject)
+S3_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "AbortMultipartUpload",
+                 "PutObject", "HeadBucket", "HeadObject", "ListObjectsV2", "GetObject")
+# what a "fail" rule does to S3 before it answers: nothing (""), apply the request first
+# ("applied": a 412 with the object there, an error after the write), or abort the request's
+# multipart upload first ("aborted": a NoSuchUpload after an abort or a lifecycle rule)
+STATES = ("", "applied", "aborted")
 # S3's own messages for the codes the front answers with (S3's error responses reference):
 # clients read them; the AWS SDK v1 retries a CompleteMultipartUpload whose 200 carries
 # InternalError only when the message says "Please try again." (CompleteMultipartUploadRetryCondition)
@@ -30,11 +55,30 @@ S3_MESSAGES = {"InternalError": "We encountered an internal error. Please try ag
                "ServiceUnavailable": "Please reduce your request rate.",
                "RequestTimeout": "Your socket connection to the server was not read from or written to within "
                                  "the timeout period.",
-               "AccessDenied": "Access Denied", "NoSuchKey": "The specified key does not exist.",
+               "IncompleteBody": "You did not provide the number of bytes specified by the Content-Length HTTP "
+                                 "header.",
+               "EntityTooSmall": "Your proposed upload is smaller than the minimum allowed object size.",
+               "InvalidPart": "One or more of the specified parts could not be found. The part might not have "
+                              "been uploaded, or the specified entity tag might not have matched the part's "
+                              "entity tag.",
+               "AccessDenied": "Access Denied",
+               "ExpiredToken": "The provided token has expired.",
+               "RequestTimeTooSkewed": "The difference between the request time and the current time is too "
+                                       "large.",
+               "SignatureDoesNotMatch": "The request signature we calculated does not match the signature you "
+                                        "provided. Check your key and signing method.",
+               "NoSuchUpload": "The specified upload does not exist. The upload ID may be invalid, or the upload "
+                               "may have been aborted or completed.",
+               "NoSuchBucket": "The specified bucket does not exist",
+               "NoSuchKey": "The specified key does not exist.",
+               "ConditionalRequestConflict": "The conditional request cannot succeed due to a conflicting "
+                                             "operation against this resource.",
                "PreconditionFailed": "At least one of the pre-conditions you specified did not hold",
                "OperationAborted": "A conflicting conditional operation is currently in progress against this "
                                    "resource. Please try again.",
-               "NotImplemented": "A header you provided implies functionality that is not implemented"}
+               "NotImplemented": "A header you provided implies functionality that is not implemented",
+               "BadGateway": "Bad Gateway",
+               "GatewayTimeout": "Gateway Timeout"}
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
@@ -124,8 +168,11 @@ class FaultRule:
     bucket: str | None = None
     # for "error-200": S3 starts its answer to a CompleteMultipartUpload with 200 OK and sends the
     # outcome later, so the error can come after S3 has applied the request (forward, the default:
-    # the object is there and the client hears of an error) or instead of it (not applied)
+    # the object is there and the client hears of an error) or instead of it (not applied); for
+    # "reset": S3 applied the request and the answer is cut (forward) or the request is (not)
     forward: bool = True
+    # for "fail": what S3 is made to do before the answer (STATES)
+    state: str = ""
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
@@ -136,6 +183,8 @@ class FaultRule:
             raise ValueError(f"a 'fail' rule needs an error status (got {self.status})")
         if self.delay_s < 0:
             raise ValueError("delay_s must be >= 0")
+        if self.state not in STATES:
+            raise ValueError(f"unknown state {self.state!r}; one of {', '.join(map(repr, STATES))}")
 
     def matches(self, r: S3Request) -> bool:
         if self.operation not in ("*", r.operation):
@@ -293,7 +342,12 @@ class FaultRules:
         first = st.firings[0]
         detail = f"{label}{r.action} on {first.request.describe()} (matching request {first.seen})"
         if r.action == "fail":
-            detail += f" -> {r.status} {r.error_code()}"
+            detail += f" -> {r.status} {r.error_code()}" + {"applied": " after S3 applied it",
+                                                            "aborted": " after its upload was aborted"}.get(r.state, "")
+        elif r.action == "reset":
+            detail += " -> connection reset" + (" in the answer (S3 applied it)" if r.forward else " mid-request")
+        elif r.action == "stall":
+            detail += " -> S3 applied it; the answer stopped mid-body"
         elif r.action == "error-200":
             detail += (f" -> applied by S3, answered 200 with {r.error_code()}" if r.forward
                        else f" -> not applied, answered 200 with {r.error_code()}")

@@ -17,6 +17,7 @@ from conformance.catalog.iceberg import ICEBERG_OWN
 from conformance.catalog.inputs import INPUT_SCENARIOS
 from conformance.catalog.lenses import LENSES_OWN
 from conformance.catalog.rebalance import REBALANCE_SHAPES
+from conformance.catalog.s3_statuses import S3_KNOWN_BUG_SCENARIOS, S3_STATUS_SCENARIOS
 from conformance.catalog.time_edges import time_edge_scenarios
 from conformance.inputs.scenario import FaultStep, Scenario
 
@@ -488,6 +489,7 @@ KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "task-restart-mid-stream": task_restart_mid_stream,
     **SPACE_SCENARIOS,
     **EVOLUTION_SCENARIOS,
+    **S3_STATUS_SCENARIOS,  # last: only the variants not yet killed twice play them
 }
 
 # the process faults a deployment sees besides crashes and zombies (#487, R1.7/R1.8)
@@ -503,6 +505,7 @@ PROCESS_FAULTS: dict[str, Callable[[], Scenario]] = {
 KNOWN_BUG_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "rotate-schedule-steady-stream": rotate_schedule_steady_stream,
     "cooperative-worker-joins-then-leaves": REBALANCE_SHAPES["cooperative-worker-joins-then-leaves"],
+    **S3_KNOWN_BUG_SCENARIOS,
 }
 
 # what the suite and `sinkcheck run` play: the public write-ups, then the scenarios aimed at bugs,

@@ -6,13 +6,21 @@ from typing import Any, Sequence
 
 from hypothesis import strategies as st
 
+from adapters.s3.rules import S3_STATUSES
 from conformance.inputs.scenario import FaultStep
 from conformance.generators.testable import placed_offsets
 from conformance.generators.records import T0
 
 
 FAULT_KINDS = ("crash", "crash-mid-upload", "lost-commit", "s3-503", "s3-500", "s3-error-200", "s3-drop-response",
-               "zombie", "rebalance", "config-update")
+               "zombie", "rebalance", "config-update", "s3-status", "s3-connection")
+# the operations an `s3-status` fault answers with an error: the sink's own calls, and the two it
+# makes only after another answer (AbortMultipartUpload after a failed part, HeadObject after a
+# 412 on a conditional Complete), each drawn with the rule that makes the sink call it
+STATUS_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "AbortMultipartUpload",
+                     "HeadObject")
+# a rule that waits for another's answer is named after it with this suffix
+FOLLOWS = "-then"
 # How long a generated schedule waits for an S3 rule to fire before going on. The rules kept
 # (that_can_fire) have uploads to fire on, so the bound is rarely reached; on a real Kafka Connect
 # worker the first upload after a crash waits for the dead consumer's session to expire and the
@@ -71,17 +79,65 @@ def one_fault(draw: st.DrawFn, n_records: int, index: int) -> list[FaultStep]:
                 FaultStep(hung, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
                 FaultStep(hung, "pause"), FaultStep(later, "wait", {"seconds": 1.0}),
                 FaultStep(later, "release", {"rule": name}), FaultStep(later, "resume")]
+    if kind == "s3-status":
+        return draw(status_fault(at, name))
+    if kind == "s3-connection":
+        # the connection fails mid-exchange: reset before S3 has the request, reset in the middle of
+        # the answer to a request S3 applied, or an answer that stops mid-body for a while
+        op = draw(st.sampled_from(S3_UPLOAD_OPERATIONS))
+        nth = draw(st.integers(1, 2))
+        if draw(st.booleans()):
+            return [FaultStep(at, "s3", {"operation": op, "action": "reset", "forward": draw(st.booleans()),
+                                         "nth": nth, "name": name})]
+        later = draw(st.integers(min(at + 1, n_records), n_records))
+        return [FaultStep(at, "s3", {"operation": op, "action": "stall", "nth": nth, "name": name}),
+                FaultStep(later, "wait-fired", {"rule": name, "seconds": FIRE_WAIT_S}),
+                FaultStep(later, "wait", {"seconds": 1.0}), FaultStep(later, "release", {"rule": name})]
     if kind == "rebalance":
         return [FaultStep(at, "rebalance")]
     # config-update: a new flush.size mid-stream (C3: boundaries move, so exactly-once is off)
     return [FaultStep(at, "update-config", {"config": {"flush.size": str(draw(st.integers(1, 8)))}})]
 
 
+def status_params(status: int, code: str, operation: str, name: str, nth: int = 1, state: str = "") -> dict[str, Any]:
+    """A `fail` rule answering `operation` with S3's `status` and `code` (and the state it implies:
+    a NoSuchUpload on an upload call comes after the upload was aborted)."""
+    if code == "NoSuchUpload" and operation in ("UploadPart", "CompleteMultipartUpload") and not state:
+        state = "aborted"
+    p: dict[str, Any] = {"operation": operation, "action": "fail", "status": status, "code": code, "nth": nth,
+                         "name": name}
+    if state:
+        p["state"] = state
+    return p
+
+
+@st.composite
+def status_fault(draw: st.DrawFn, at: int, name: str) -> list[FaultStep]:
+    """One of S3's error answers (S3_STATUSES) on one of the sink's calls (STATUS_OPERATIONS). A
+    412 on Complete comes with the object there (S3 applied the request) or not; HeadObject is
+    asked only after a 412 on a conditional Complete, and AbortMultipartUpload after a part
+    failed, so their rules come after such an answer (named FOLLOWS)."""
+    status, code = draw(st.sampled_from(S3_STATUSES))
+    op = draw(st.sampled_from(STATUS_OPERATIONS))
+    nth = draw(st.integers(1, 2))
+    if op == "HeadObject":
+        return [FaultStep(at, "s3", status_params(412, "PreconditionFailed", "CompleteMultipartUpload", name, nth,
+                                                  "applied")),
+                FaultStep(at, "s3", status_params(status, code, op, name + FOLLOWS))]
+    if op == "AbortMultipartUpload":
+        return [FaultStep(at, "s3", status_params(400, "IncompleteBody", "UploadPart", name, nth)),
+                FaultStep(at, "s3", status_params(status, code, op, name + FOLLOWS))]
+    state = draw(st.sampled_from(["applied", ""])) if code == "PreconditionFailed" and op == "CompleteMultipartUpload" else ""
+    return [FaultStep(at, "s3", status_params(status, code, op, name, nth, state))]
+
+
 @st.composite
 def fault_schedules(draw: st.DrawFn, n_records: int, max_faults: int = 2) -> list[FaultStep]:
     """0–`max_faults` faults (FAULT_KINDS): a crash, a crash at the k-th UploadPart, a lost
     offset commit, 503/500 on an S3 call, a 200 carrying an error on Complete, a response
-    dropped after S3 applied the request, a zombie, a rebalance, a config update. Shrinks toward
+    dropped after S3 applied the request, a zombie, a rebalance, a config update, one of S3's
+    error answers on one of the sink's calls (status_fault), a connection reset or an answer
+    stalled mid-body. Shrinks toward
     fewer faults and earlier ones."""
     steps: list[FaultStep] = []
     for i in range(draw(st.integers(0, max_faults))):
@@ -350,7 +406,7 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
             if until is None:
                 dropped.add(str(f.params.get("name")))
                 continue
-        if f.kind == "s3" and f.params.get("action") == "hang":
+        if f.kind == "s3" and f.params.get("action") in ("hang", "stall"):
             if i < hung_until:
                 dropped.add(str(f.params.get("name")))
                 continue
@@ -373,4 +429,20 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
         out.append(f)
     if any(n.endswith("-zombie") for n in dropped):  # a zombie without its hung Complete is no zombie
         out = [f for f in out if f.kind not in ("pause", "resume")]
-    return out
+    # a rule that waits for another's answer goes with it; HeadObject follows a 412 only where the
+    # Complete is conditional (R8.1)
+    conditional = conditional_complete(cfg)
+    return [f for f in out if not (f.kind == "s3" and str(f.params.get("name", "")).endswith(FOLLOWS) and (
+        str(f.params["name"])[: -len(FOLLOWS)] in dropped
+        or (f.params.get("operation") == "HeadObject" and not conditional)))]
+
+
+def conditional_complete(cfg: dict[str, str]) -> bool:
+    """R8.1: whether CompleteMultipartUpload carries If-None-Match under this config."""
+    from conformance.inputs.connector_config import sink_config
+    from reference_impl.config import ConfigError
+
+    try:
+        return bool(sink_config(cfg).conditional_writes_active)
+    except (ConfigError, ValueError):
+        return False

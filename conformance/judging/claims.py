@@ -260,6 +260,49 @@ def fatal_error_inside_complete(faults: Iterable[FaultStep], version: str | None
                                and f.params.get("operation") in ("CompleteMultipartUpload", "*") for f in faults)
 
 
+S3_FATAL = "R7.4 fatal S3 answer"  # a faulty answer the release documents as killing the task
+
+
+def s3_answers(faults: Iterable[FaultStep], config: dict[str, str], version: str | None) -> list[tuple[FaultStep, Any]]:
+    """Each S3 rule of the schedule with the release's handling of one answer it gives
+    (reference_impl.s3_errors): retried by the client, rewound, a file that exists, ignored,
+    or the task killed."""
+    from reference_impl.s3_errors import one_answer
+    from reference_impl.versions import VersionError, VersionProfile
+
+    try:
+        v = VersionProfile.of(version).version if version else None
+    except VersionError:
+        v = None
+    conditional = conditional_writes(config, version)
+    faults = list(faults)
+    # R8.2: a HEAD refused with 403 after a 412 counts as the key there (S3OutputStream.fileExists)
+    head_refused = any(f.kind == "s3" and f.params.get("operation") == "HeadObject"
+                       and int(f.params.get("status", 0) or 0) == 403 for f in faults)
+    out = []
+    for f in faults:
+        if f.kind != "s3":
+            continue
+        p = f.params
+        status = int(p.get("status", 503) or 0)
+        code = str(p.get("code") or "")
+        if not code and p.get("action") == "fail":
+            from adapters.s3.rules import ERROR_CODES
+            code = ERROR_CODES.get(status, "InternalError")
+        out.append((f, one_answer(v, str(p.get("operation", "*")), str(p.get("action", "")), status, code,
+                                  conditional=conditional, object_there=p.get("state") == "applied" or head_refused,
+                                  answer_cut=p.get("action") == "stall" or (p.get("action") == "reset"
+                                                                            and p.get("forward", True)))))
+    return out
+
+
+def fatal_s3_answers(faults: Iterable[FaultStep], config: dict[str, str], version: str | None) -> list[str]:
+    """Why an S3 rule of the schedule kills the task where it fires (error-200 aside: SDK_V1_COMPLETE)."""
+    return [f"{f.params.get('operation')} {f.params.get('status', '')} {f.params.get('code') or ''}: {h.why}".replace("  ", " ")
+            for f, h in s3_answers(faults, config, version)
+            if h.kills_task and f.params.get("action") not in ("error-200", "drop-response")]
+
+
 def conditional_writes(config: dict[str, str], version: str | None) -> bool:
     """R8.1 as the model reads it: does CompleteMultipartUpload carry If-None-Match here?"""
     from conformance.inputs.connector_config import sink_config
@@ -337,8 +380,8 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
         reasons.append("a config change mid-stream moves file boundaries (C3)")
     several_open = several_open_files(config)
     # a dropped Complete response is an error to the sink too (a broken connection), so it retries
-    retriable = any(f.kind == "s3" and f.params.get("action") in ("fail", "error-200", "drop-response")
-                    for f in faults)
+    retriable = any(f.kind == "s3" and f.params.get("action") in ("fail", "error-200", "drop-response", "reset",
+                                                                   "stall") for f in faults)
     # the Python sink is its own client: the SDK generation is Confluent's connector's
     if kind == "confluent" and fatal_error_inside_complete(faults, version):
         props -= {"liveness", "commit-progress"}
@@ -346,6 +389,14 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
         reasons.append(f"{SDK_V1_COMPLETE}: an error inside CompleteMultipartUpload's 200 is not retried by the AWS "
                        "SDK v1 client (before 11.0.0) and kills the task; liveness and commit progress measured, "
                        "not claimed, and the model's files possible, not required")
+    fatal = fatal_s3_answers(faults, config, version if kind == "confluent" else None)
+    if fatal:
+        # a task that dies where its release says it dies breaks no claim; losing or duplicating
+        # records on the way does (no-loss, commit-safety and, where claimed, exactly-once stay)
+        props -= {"liveness", "commit-progress"}
+        caveats.add(S3_FATAL)
+        reasons.append(f"{S3_FATAL}: {fatal[0]}; liveness and commit progress measured, not claimed, and the "
+                       "model's files possible, not required")
     if several_open and retriable:
         exactly = False
         caveats.add(C1)
@@ -365,9 +416,15 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     process_faults = any(f.kind in EVICTIONS for f in faults)
     s3_faults = any(f.kind == "s3" for f in faults)
     # a CreateMultipartUpload whose answer never came makes an upload the sink never heard of
-    unknown_upload = any(f.kind == "s3" and f.params.get("action") == "drop-response"
+    unknown_upload = any(f.kind == "s3" and (f.params.get("action") in ("drop-response", "stall")
+                                             or (f.params.get("action") == "reset" and f.params.get("forward", True)))
                          and f.params.get("operation") in ("CreateMultipartUpload", "*") for f in faults)
-    if not process_faults and not unknown_upload and (kind == "pysink" or not s3_faults):
+    # an abort S3 refused leaves its upload: Confluent's connector ignores the failure (R7.5)
+    refused_abort = any(f.kind == "s3" and f.params.get("operation") == "AbortMultipartUpload" for f in faults)
+    if refused_abort:
+        reasons.append("an AbortMultipartUpload S3 refused leaves its upload (R7.5: ignored): multipart hygiene "
+                       "measured, not claimed")
+    elif not process_faults and not unknown_upload and (kind == "pysink" or not s3_faults):
         # the Python sink aborts every upload it gives up; Confluent's leaks after a failed
         # Complete and on discarded writers (R7.6), and any sink leaks when it is killed
         props.add("multipart-hygiene")

@@ -273,6 +273,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
                 if not play(pinned, TOP_UP_SEED + i + (0 if derandomize or seed is None else seed * 10_007),
                             GENERATION_BATCH):
                     break
+        if going and n >= STATUS_SWEEP_FROM and with_faults and not spec.startswith("model") and not counts["errored"]:
+            reported += status_sweep(sess, spec, reported, connector, version, seed, gen_dir)
     except KeyboardInterrupt:  # stopped by a signal: the runs before the failure being shrunk are kept, shrinking is not
         del reported[hunt["original"] if hunt["original"] is not None else len(reported):]
         raise
@@ -283,6 +285,34 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         for r in tried:  # shrink attempts that are not reported
             if str(r.run_dir) not in kept:
                 shutil.rmtree(r.run_dir, ignore_errors=True)
+
+
+# from this many generated scenarios (`--profile thorough` on a simulated target) the drawn ones are
+# topped up with a scenario for each (status, operation) pair of S3's answers none of them drew
+# (conformance.catalog.s3_statuses.status_sweep), so every pair is played at least once
+STATUS_SWEEP_FROM = 1000
+
+
+def status_sweep(sess: Session, spec: str, played: list[Any], connector: dict[str, str] | None,
+                 version: str | None, seed: int | None, gen_dir: Path) -> list[Any]:
+    """A run of each (status, code, operation) no generated scenario of `played` drew."""
+    from conformance.catalog.s3_statuses import status_sweep as sweep_scenario, sweep_pairs
+
+    drawn = {(int(f.params.get("status", 0)), str(f.params.get("code")), str(f.params.get("operation")))
+             for r in played for f in r.scenario.faults
+             if f.kind == "s3" and f.params.get("action") == "fail" and f.params.get("code")}
+    out = []
+    for i, (status, code, op) in enumerate(p for p in sweep_pairs() if p not in drawn):
+        if sess.over_budget():
+            sess.skipped_budget += 1
+            continue
+        sc = prepare(sweep_scenario(status, code, op), connector=connector, version=version, seed=seed)
+        if not selected(sc, spec, sess.props):
+            continue
+        result = sess.run_one(sc, spec, "generated", gen_dir / f"sweep-{i:03d}", record=False)
+        if result is not None:
+            out.append(result)
+    return out
 
 
 # failures of new kinds one batch may find before the search moves on to the next batch

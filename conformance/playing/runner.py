@@ -13,7 +13,7 @@ from adapters.observation import FaultEvent, Observation
 from adapters.target import Fault, Target, TargetError, TargetInfo
 from conformance.judging.checks.base import RunData
 from conformance.judging.checks.run import run_checks
-from conformance.judging.claims import (C1, CONFLUENT_SEMANTICS, SDK_V1_COMPLETE, Claim, claims_for_values,
+from conformance.judging.claims import (C1, CONFLUENT_SEMANTICS, S3_FATAL, SDK_V1_COMPLETE, Claim, claims_for_values,
                                 fatal_error_inside_complete, task_stops_at)
 from conformance.inputs import wire
 from conformance.inputs.connector_config import sink_config
@@ -226,7 +226,7 @@ def boundaries_hold(expectation: Expectation, claim: Claim, observation: Observa
     s3_fired = any(f.kind == "s3" and f.fired for f in observation.faults)
     c1 = C1 in claim.caveats
     # the task dies where the model has it go on (an error inside Complete's 200 under SDK v1)
-    dies = SDK_V1_COMPLETE in claim.caveats
+    dies = SDK_V1_COMPLETE in claim.caveats or S3_FATAL in claim.caveats  # or a status it does not retry
     return not (s3_fired and (expectation.task_failure is not None or c1 or dies)) and not zombie_across_update(
         observation)
 

@@ -23,6 +23,7 @@ from adapters.pysink.objectformats import ObjectFormat
 from adapters.pysink.jsonwrite import SizedMap, SizedPairs, capacity_of
 from adapters.pysink.projection import UNSET, Compatibility, filtered, parameters, schema_equals
 from adapters.pysink.writer import Finished, OpenFile, Writer
+from adapters.pysink.targets.answer_variants import ANSWER_VARIANTS
 
 
 # --- naming and partitioning ---------------------------------------------------------------------
@@ -687,6 +688,7 @@ REGISTRY: dict[str, type[SinkTask]] = {
     "html-escaping-json": _writing_with(HtmlEscapingJson),
     "partition-zero-padded": _writing_with(PartitionZeroPadded),
     "part-bounded-files": _writing_with(PartBoundedFiles),
+    **ANSWER_VARIANTS,  # S3's error answers and connection faults (issue 34)
 }
 
 

@@ -3,7 +3,7 @@ library it bundles), each read at the release tags and recorded on the real conn
 from __future__ import annotations
 
 from conformance.catalog.known_bugs.entry import KnownBug
-from conformance.catalog.known_bugs.predicates import (cooperative_assignor, field_partitioner,
+from conformance.catalog.known_bugs.predicates import (conditional_complete, cooperative_assignor, field_partitioner,
                                                        scheduled_without_extractor, wrapped_time_rotation)
 
 
@@ -81,6 +81,53 @@ BUGS: tuple[KnownBug, ...] = (
         workaround="take 11.0.0 or later (AWS SDK v2 retries it, R7.4); or restart the failed task",
         scenarios=("error-inside-200-not-applied", "error-inside-200-with-keys", "error-inside-200-applied"),
         signature=r"(?=[\s\S]*InternalError)[\s\S]*[Cc]ompleteMultipartUpload",
+    ),
+    KnownBug(
+        id="confluent-cut-xml-answer-kills-task",
+        sink="confluent",
+        title="An answer to CompleteMultipartUpload cut mid-body kills the task (AWS SDK v2)",
+        cite=None,
+        also=(),
+        affected=(("11.0.0", None),),  # every release bundling the AWS SDK v2 (#858)
+        fixed_in=(),
+        needs=lambda cfg: True,  # every file is completed by CompleteMultipartUpload (R7.1)
+        needs_text="any config: every file is completed by CompleteMultipartUpload, whose answer is an XML document",
+        symptom="the connection breaks while S3's answer to a Complete it applied is read (a reset, a proxy or load "
+                "balancer timing out): ConnectException 'Could not parse XML response' caused by a WstxIOException "
+                "(Premature end of Content-Length delimited message body); the task FAILED until restarted (no data "
+                "lost: the offsets were not committed, and the object is there)",
+        workaround="restart the failed task (its restart writes the same object again); 10.6.x (AWS SDK v1) retries it",
+        scenarios=("s3-stalled-complete-answer",),
+        signature=r"Could not parse XML response[\s\S]*(Premature end|WstxIOException)",
+        why="no upstream issue found (one search of the connector's issues for the message); the SDK v2 wraps the "
+            "cut body as SdkClientException caused by a WstxIOException, an XMLStreamException and no IOException, "
+            "so neither the client's retry (its exception or its cause an IOException) nor S3ErrorUtils' "
+            "SdkRetryCondition.DEFAULT (v12.1.9 S3ErrorUtils.java:52-66) takes it: a ConnectException. Recorded on "
+            "12.1.9 twice (the task FAILED, the object there); 10.6.18 retries the same answer and goes on",
+    ),
+    KnownBug(
+        id="confluent-412-head-403-skips-record",
+        sink="confluent",
+        title="A 412 on a conditional Complete with the HEAD refused (403) skips the file's first record",
+        cite=None,
+        also=(),
+        affected=(("10.6.1", None),),  # the HEAD after a 412 (R8.2) came with 10.6.1; unchanged on 12.1.9
+        fixed_in=(),
+        needs=conditional_complete,
+        needs_text="conditional writes on (R8.1: enable.conditional.writes, rotate.schedule.interval.ms other than "
+                   "-1, no keys or headers stored), and a HEAD the credentials are refused (no s3:GetObject)",
+        symptom="S3 answers a conditional CompleteMultipartUpload 412 with no object at the key (a conflicting write "
+                "in flight) and refuses the HEAD that checks it with 403: the connector counts the key as there "
+                "(FileExistsException), starts the file again one record later and commits past the first one, "
+                "which is in no object",
+        workaround="grant s3:GetObject on the bucket to the connector's credentials (the HEAD then tells), or "
+                   "enable.conditional.writes=false",
+        scenarios=("s3-412-without-the-object-head-403",),
+        why="no upstream issue found (one search of the connector's issues); S3OutputStream.fileExists counts a 403 "
+            "as the key there (v12.1.9 S3OutputStream.java:392-405, v10.6.18 S3OutputStream.java:353-366: 'We "
+            "should be fine to assume file exists here'), and TopicPartitionWriter's next start skips a key that "
+            "answers 403 too, so the spec's 'duplicates, not loss' (R8.2) does not hold: recorded on 12.1.9, "
+            "events-0@3 lost behind committed offset 7",
     ),
     KnownBug(
         id="confluent-close-drops-kept-writers",

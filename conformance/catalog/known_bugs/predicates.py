@@ -220,3 +220,10 @@ def flush_stuck_on_a_null_in_an_array(result: Any) -> str | None:
         return None
     return ("commit-progress: " + "; ".join(f"{w.offsets[0]} committed to {w.observed} of {w.expected}" for w in stuck)
             + f", records with a null inside an array at {', '.join(holding[:3])}")
+
+
+def conditional_complete(cfg: dict[str, str]) -> bool:
+    """R8.1: CompleteMultipartUpload carries If-None-Match under this config."""
+    from conformance.generators.faults import conditional_complete as conditional
+
+    return conditional(cfg)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from adapters.observation import BucketSample, Observation, S3Object
-from conformance.judging.claims import SDK_V1_COMPLETE, Claim
+from conformance.judging.claims import S3_FATAL, SDK_V1_COMPLETE, Claim
 from conformance.inputs.scenario import Scenario, record_seq
 from conformance.judging.verdicts import FAIL, PASS, Verdict, Witness
 from reference_impl.config import SinkConfig
@@ -160,13 +160,15 @@ class RunData:
         """Whether the run ended with its task FAILED by the first error-200 rule that fired, on a
         connector whose S3 client does not retry it, and no restart, config update or worker
         restart after that fault."""
-        if SDK_V1_COMPLETE not in self.claim.caveats:
+        if SDK_V1_COMPLETE not in self.claim.caveats and S3_FATAL not in self.claim.caveats:
             return False
         st = self.observation.statuses
         if not st or "FAILED" not in st[-1].task_states:
             return False
+        # an error-200 under SDK v1, or an error answer the release does not retry (R7.4)
+        killing = ("error-200", "fail", "reset", "stall") if S3_FATAL in self.claim.caveats else ("error-200",)
         fired = [f.at_ms for f in self.observation.faults
-                 if f.kind == "s3" and f.fired and f.params.get("action") == "error-200" and f.at_ms is not None]
+                 if f.kind == "s3" and f.fired and f.params.get("action") in killing and f.at_ms is not None]
         return bool(fired) and not any(f.kind in REVIVES and f.fired and (f.at_ms or 0) > min(fired)
                                        for f in self.observation.faults)
 
