@@ -7,12 +7,19 @@ test nothing.
   are never read, so a scenario about rotation amid tombstones tests one record. The tombstones
   are left out (the faults keep their place among the records that remain); a scenario whose own
   config already stopped at one is about that refusal and keeps them.
+- A scenario about several tasks (its own tasks.max above the user's: a restart of task 1, a
+  worker joining that takes a task over) keeps its own tasks.max, and the consumer assignor its
+  config overrides where the user's overrides none: tasks.max decides which task writes a
+  topic-partition, not what is written there (each task writes its partitions' files alone), and
+  under the user's tasks.max=1 Connect answers a restart of task 1 with 404 Unknown task.
+- A config update mid-stream to values the user's config already has would change nothing (and
+  Connect restarts no task for it): flush.size goes to the user's plus one instead.
 - An S3 fault on part k of a multipart upload, where no file of the user's config can have k
   parts (flush.size records of the scenario's largest size within k-1 parts of s3.part.size):
   the rule never fires and the run is unknown. The fault goes on part 1, which every upload has
   (the connector writes each file as a multipart upload, R7.1).
 
-Both changes are written into the scenario's notes, which the report shows.
+Every change is written into the scenario's notes, which the report shows.
 """
 from __future__ import annotations
 
@@ -39,10 +46,12 @@ def adapted(original: Scenario, fitted: Scenario) -> Scenario:
         users = sink_config(fitted.connector, fitted.connector_version)
     except (ConfigError, VersionError):
         return fitted  # the connector's validator (or the target's translation) says what is wrong
-    return _on_existing_parts(_without_fatal_tombstones(fitted, own, users), users)
+    fitted = _on_existing_parts(_without_fatal_tombstones(fitted, own, users), users)
+    return _with_effective_update(_with_own_tasks(original, fitted), users)
 
 
-def _kills(cfg: SinkConfig, record: dict[str, Any]) -> bool:
+def kills(cfg: SinkConfig, record: dict[str, Any]) -> bool:
+    """Does the config stop the task at this record (a tombstone under behavior.on.null.values=fail)?"""
     act = null_action(cfg, _Tombstone(record.get("value")))  # type: ignore[arg-type]
     return act is not None and act[0] == "kill"
 
@@ -54,8 +63,8 @@ class _Tombstone:
 
 
 def _without_fatal_tombstones(sc: Scenario, own: SinkConfig, users: SinkConfig) -> Scenario:
-    dropped = [i for i, r in enumerate(sc.records) if _kills(users, r) and not _kills(own, r)]
-    if not dropped or len(dropped) == len(sc.records) or any(_kills(own, r) for r in sc.records):
+    dropped = [i for i, r in enumerate(sc.records) if kills(users, r) and not kills(own, r)]
+    if not dropped or len(dropped) == len(sc.records) or any(kills(own, r) for r in sc.records):
         return sc
     gone = set(dropped)
     records = [r for i, r in enumerate(sc.records) if i not in gone]
@@ -99,3 +108,48 @@ def _on_existing_parts(sc: Scenario, cfg: SinkConfig) -> Scenario:
     faults = [dataclasses.replace(f, params={**f.params, "rule": renamed[f.params["rule"]]})
               if f.kind in ("wait-fired", "release") and f.params.get("rule") in renamed else f for f in faults]
     return dataclasses.replace(sc, faults=faults)
+
+
+def _tasks_max(cfg: dict[str, str]) -> int:
+    try:
+        return max(1, int(str(cfg.get("tasks.max", "1")).strip()))
+    except ValueError:
+        return 1
+
+
+def _with_own_tasks(original: Scenario, sc: Scenario) -> Scenario:
+    from conformance.generators.rebalance_shapes import ASSIGNOR_OVERRIDE
+
+    own, users = _tasks_max(original.connector), _tasks_max(sc.connector)
+    connector = dict(sc.connector)
+    lines = []
+    if own > users:
+        connector["tasks.max"] = str(own)
+        lines.append(f"tasks.max={own} kept from the scenario, which is about {own} tasks (the given config's "
+                     f"tasks.max={users} runs {users}); tasks.max decides which task writes a topic-partition, not what "
+                     "is written there")
+    assignor = original.connector.get(ASSIGNOR_OVERRIDE)
+    if assignor and ASSIGNOR_OVERRIDE not in connector:
+        connector[ASSIGNOR_OVERRIDE] = assignor
+        lines.append(f"{ASSIGNOR_OVERRIDE}={assignor.rsplit('.', 1)[-1]} kept from the scenario")
+    if not lines:
+        return sc
+    notes = "\n".join([sc.notes] + [f"under the given connector config: {ln}" for ln in lines]).strip()
+    return dataclasses.replace(sc, connector=connector, notes=notes)
+
+
+def _with_effective_update(sc: Scenario, cfg: SinkConfig) -> Scenario:
+    faults, lines = [], []
+    for f in sc.faults:
+        new = f.params.get("config") if f.kind == "update-config" else None
+        if isinstance(new, dict) and new and all(str(sc.connector.get(k, "")).strip() == str(v).strip()
+                                                 for k, v in new.items()):
+            bumped = str(cfg.flush_size + 1)
+            faults.append(dataclasses.replace(f, params={**f.params, "config": {**new, "flush.size": bumped}}))
+            lines.append(f"under the given connector config: the update to {', '.join(f'{k}={v}' for k, v in new.items())} "
+                         f"changes nothing there, so it sets flush.size={bumped}")
+        else:
+            faults.append(f)
+    if not lines:
+        return sc
+    return dataclasses.replace(sc, faults=faults, notes="\n".join([sc.notes] + lines).strip())
