@@ -273,3 +273,25 @@ def test_the_report_says_which_registry_a_users_registry_url_was_answered_by(tmp
     assert "in-memory Schema Registry" in env["schema registry"]
     assert "schema.registry.url=https://schema-registry.internal.example:8081 is not contacted" in env["schema registry"]
     assert "schema registry" in (tmp_path / "avro-registry-scheduled" / "report.html").read_text()
+
+
+def test_R12_1_a_generated_stream_under_a_record_field_config_commits_before_its_fatal_tombstone():
+    """Generated streams are judged with the fields the user's config reads (timestamp.field=dt
+    here, filled in as the run fills them): judged without them, the records before a tombstone
+    commit nothing in the model (RecordField finds no `dt`), the tombstone came in the same put
+    as them and the run tested nothing (--profile ci on timebased-dt-seoul: 22 of 95 runs)."""
+    from hypothesis import HealthCheck, Phase, find, settings
+
+    from conformance.generators.strategies import scenarios
+    from conformance.generators.testable import fatal_after_a_commit
+
+    users = _config("timebased-dt-seoul")
+    drawn = find(scenarios(max_records=6, connector=users, with_faults=False), lambda s: len(s.records) >= 3,
+                 settings=settings(database=None, derandomize=True, phases=[Phase.generate],  # no shrinking: 0.3 s
+                                   suppress_health_check=list(HealthCheck)))
+    assert all("dt" in r["value"] for r in drawn.records if r["value"] is not None), drawn.steps()
+    stream = [{"topic": "orders", "partition": 0, "timestamp": 1706713200000 + i * 1000, "key": f"k{i}",
+               "value": None if i == 3 else {"seq": i}, "headers": []} for i in range(6)]
+    assert fatal_after_a_commit(users, stream) == (stream, None)  # without `dt`: nothing commits
+    played, fatal_put = fatal_after_a_commit(users, with_fields(stream, users))
+    assert fatal_put == 3 and played[3]["value"] is None
