@@ -198,3 +198,25 @@ def test_each_example_config_leaves_some_named_scenarios_to_run(name):
     # one line, the property first
     assert all(re.match(r"[a-z][a-z.]*(=| is not set)", p.reason) and "\n" not in p.reason
                for p in plans if isinstance(p, NotApplicable))
+
+
+def test_R11_4_records_get_the_headers_and_keys_the_users_config_stores():
+    """The named scenarios' records have no headers and text keys: under a config storing
+    headers the task died at the first record of every one of them (--profile ci on
+    keys-headers-stored.json: 15 named runs tested nothing). They get a plain header; where the
+    scenario's own config stores headers too, a record without one is its point and stays."""
+    users = _config("keys-headers-stored")
+    got = _plan("crash-mid-stream", users)
+    assert all(r["headers"] == [["h", str(r["value"]["seq"])]] for r in got.records if r["value"]["seq"] < 22)
+    assert "record(s) given a header (store.kafka.headers=true" in got.notes
+    nulls = _plan("struct-types-numeric", {**ALL_NAMED["struct-types-numeric"]().connector, "topics": "events"})
+    assert "given a header" not in nulls.notes
+
+
+def test_a_named_scenario_no_producer_could_write_under_the_config_is_not_applicable():
+    """evolution-forward-map-json's version 2 under AvroConverter: the registry's BACKWARD check
+    answers 409 (a producer's serializer would fail), which used to end `sinkcheck run` with an
+    internal error (exit 3) on avro-registry-scheduled.json."""
+    why = _reason("evolution-forward-map-json", _config("avro-registry-scheduled"))
+    assert why.startswith("value.converter=AvroConverter: no producer could write its records under this config")
+    assert "HTTP 409" in why

@@ -12,6 +12,11 @@ test nothing.
   config overrides where the user's overrides none: tasks.max decides which task writes a
   topic-partition, not what is written there (each task writes its partitions' files alone), and
   under the user's tasks.max=1 Connect answers a restart of task 1 with 404 Unknown task.
+- A record without headers, or with a null header value, where the user's config stores
+  headers (store.kafka.headers: the task dies at it, R11.4, R10), or with a null key where it
+  stores keys: where the scenario's own config stored them as well, that record is its point
+  and stays; otherwise it gets a plain header (`h`: its seq) or key, and the notes say so
+  (a scenario of headerless records under a config storing headers tested nothing at all).
 - A config update mid-stream to values the user's config already has would change nothing (and
   Connect restarts no task for it): flush.size goes to the user's plus one instead.
 - An S3 fault on part k of a multipart upload, where no file of the user's config can have k
@@ -46,7 +51,7 @@ def adapted(original: Scenario, fitted: Scenario) -> Scenario:
         users = sink_config(fitted.connector, fitted.connector_version)
     except (ConfigError, VersionError):
         return fitted  # the connector's validator (or the target's translation) says what is wrong
-    fitted = _on_existing_parts(_without_fatal_tombstones(fitted, own, users), users)
+    fitted = _with_what_is_stored(_on_existing_parts(_without_fatal_tombstones(fitted, own, users), users), own, users)
     return _with_effective_update(_with_own_tasks(original, fitted), users)
 
 
@@ -153,3 +158,39 @@ def _with_effective_update(sc: Scenario, cfg: SinkConfig) -> Scenario:
     if not lines:
         return sc
     return dataclasses.replace(sc, faults=faults, notes="\n".join([sc.notes] + lines).strip())
+
+
+def _with_what_is_stored(sc: Scenario, own: SinkConfig, users: SinkConfig) -> Scenario:
+    from conformance.generators.values import plain_key
+    from conformance.inputs.scenario import ScenarioError, converter_kind, record_seq
+
+    headers = users.store_kafka_headers and not own.store_kafka_headers
+    keys = users.store_kafka_keys and not own.store_kafka_keys
+    if not headers and not keys:
+        return sc
+    try:
+        key_kind = converter_kind(sc.connector, "key")
+    except ScenarioError:
+        return sc
+    records, given_headers, given_keys = [], 0, 0
+    for i, r in enumerate(sc.records):
+        r = dict(r)
+        seq = record_seq(r.get("value"))
+        seq = i if seq is None else seq
+        if headers and (not r.get("headers") or any(h[1] is None for h in r["headers"])):
+            r["headers"] = [[h[0], "" if h[1] is None else h[1]] for h in r.get("headers") or []] or [["h", str(seq)]]
+            given_headers += 1
+        if keys and r.get("key") is None:
+            r["key"] = plain_key(key_kind, seq)
+            given_keys += 1
+        records.append(r)
+    lines = []
+    if given_headers:
+        lines.append(f"under the given connector config: {given_headers} record(s) given a header (store.kafka.headers="
+                     "true: the task would stop at a record without one, or with a null one, R11.4)")
+    if given_keys:
+        lines.append(f"under the given connector config: {given_keys} record(s) given a key (store.kafka.keys=true: the "
+                     "task would stop at a null key)")
+    if not lines:
+        return sc
+    return dataclasses.replace(sc, records=records, notes="\n".join([sc.notes] + lines).strip())

@@ -35,6 +35,16 @@ class InputError(ValueError):
     cannot be played, a named scenario that does not exist, a target that cannot run."""
 
 
+class Unproducible(InputError):
+    """A scenario whose records no producer could write under the given connector config: its
+    converters refuse them (wire.NotRealizable), or its Schema Registry does (a schema change
+    the subject's compatibility level rejects, HTTP 409). A named one is not applicable there."""
+
+    def __init__(self, scenario: str, reason: str) -> None:
+        super().__init__(f"{scenario} under the given connector config: {reason}")
+        self.reason = reason
+
+
 def fmt_secs(s: float) -> str:
     s = max(0, int(s))
     return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
@@ -274,11 +284,17 @@ def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | N
 
     changes: dict[str, Any] = {}
     if connector is not None:
+        from adapters.registry.api import IncompatibleSchema
+
         try:
             records = wire.reexpress(scenario.records, scenario.connector, connector)
             fitted = dataclasses.replace(scenario, connector=dict(connector), records=records)
             fitted = adapt.adapted(scenario, user_config.fit(fitted, connector)) if fit else fitted
-        except (wire.NotRealizable, ValueError) as e:
+        except (wire.NotRealizable, IncompatibleSchema) as e:
+            conv = str(connector.get("value.converter", "")).rsplit(".", 1)[-1] or "(not set)"
+            raise Unproducible(scenario.name, f"value.converter={conv}: no producer could write its records under "
+                                              f"this config ({e})") from None
+        except ValueError as e:
             raise InputError(f"{scenario.name} under the given connector config: {e}") from None
         changes.update(connector=fitted.connector, records=fitted.records, topics=fitted.topics, notes=fitted.notes,
                        faults=fitted.faults)
@@ -297,7 +313,12 @@ def planned(scenario: Any, spec: str, *, connector: dict[str, str] | None, versi
     from conformance.judging.verdicts import NotApplicable
     from conformance.playing.applicable import inapplicable
 
-    sc = prepare(scenario, connector=connector, version=version, seed=seed)
+    try:
+        sc = prepare(scenario, connector=connector, version=version, seed=seed)
+    except Unproducible as e:
+        if origin != "named":
+            raise
+        return NotApplicable(scenario.name, spec, e.reason, origin, ())
     why = inapplicable(scenario, sc) if connector is not None else None
     if why is None:
         return sc
