@@ -104,7 +104,8 @@ def _gate(args: Any) -> int:
     skipped = 0
     jobs: list[tuple[str, str, Any, str, str]] = []  # side, spec, scenario, origin, topic tag
     for n, sc in enumerate(scenarios):
-        base = planned(sc, args.candidate, connector=connector, version=None, seed=seed)
+        origin = "generated" if sc.name.startswith("generated") else "named"
+        base = planned(sc, args.candidate, connector=connector, version=None, seed=seed, origin=origin)
         if isinstance(base, NotApplicable):  # not run on either side: the user's config leaves nothing of its point
             if not props or set(base.properties) & props:
                 sess.not_applicable += [dataclasses.replace(base, target=spec) for _, spec, _ in sides]
@@ -116,7 +117,7 @@ def _gate(args: Any) -> int:
             s = prepare(base, connector={**base.connector, **overrides[side]} if overrides[side] else None,
                         version=ver, seed=None, fit=False)
             # both sides' topics get one tag (each side has a stack of its own): same keys to compare
-            jobs.append((side, spec, s, "named" if not sc.name.startswith("generated") else "generated", f"-g{n}"))
+            jobs.append((side, spec, s, origin, f"-g{n}"))
 
     def run(job: tuple[str, str, Any, str, str]) -> Any:
         nonlocal skipped
