@@ -25,10 +25,10 @@ def _pytest(tmp_path: Path, config: Path, target: str, select: str) -> subproces
 
 def test_a_not_applicable_scenario_is_a_skip_with_its_reason_and_nothing_else_is_exit_5(tmp_path):
     p = _pytest(tmp_path, CONFIGS / "default-topics-orders.json", "pysink",
-                "multipart-crash-in-part-four and no_loss")
+                "dst-hourly-berlin and no_loss")
     out = p.stdout + p.stderr
     assert p.returncode == 5, out[-3000:]
-    assert ("not applicable: flush.size=1, s3.part.size=26214400: no file has more than one part" in out)
+    assert "not applicable: partitioner.class=DefaultPartitioner: no time-based partitioner" in out
     assert "sinkcheck: exit 5: every sinkcheck scenario was not applicable" in out
 
 
