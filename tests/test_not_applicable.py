@@ -125,9 +125,12 @@ def test_R1_7_a_scenario_about_two_tasks_keeps_its_tasks_max_over_the_users_one(
     assert got.connector["tasks.max"] == "2"
     assert "tasks.max=2 kept from the scenario, which is about 2 tasks (the given config's tasks.max=1" in got.notes
     assert [f.params.get("task") for f in got.faults if f.kind == "restart-task"] == [1]
-    coop = _plan("cooperative-worker-joins-then-leaves", users)
-    assert coop.connector["tasks.max"] == "2"
-    assert coop.connector["consumer.override.partition.assignment.strategy"].endswith("CooperativeStickyAssignor")
+    assert _plan("worker-joins-then-leaves", users).connector["tasks.max"] == "2"
+    # the assignor changes what the connector does (#950 under the cooperative one): not imposed on
+    # a config that keeps the eager default (12.1.9 under the config failed liveness on it)
+    assert _reason("cooperative-worker-joins-then-leaves", users) == (
+        "consumer.override.partition.assignment.strategy=(not set): the scenario is about "
+        "consumer.override.partition.assignment.strategy=org.apache.kafka.clients.consumer.CooperativeStickyAssignor")
     # a user's larger tasks.max stands
     assert _plan("two-tasks-restart-task-1", {**users, "tasks.max": "4"}).connector["tasks.max"] == "4"
 

@@ -78,13 +78,14 @@ POINTS: dict[str, tuple[str, ...]] = {
     "avro-converter-to-parquet-by-field": ("avro-converter",),
     "avro-converter-to-json-hourly": ("avro-converter",),
     "avro-converter-schema-versions": ("avro-converter",),
-    # process faults (tasks.max and the assignor are fitted, conformance.playing.adapt)
+    # process faults (tasks.max is fitted, conformance.playing.adapt)
     "rebalance-mid-stream": (),
     "config-update-mid-stream": (),
     "two-tasks-restart-task-1": (),
     "worker-joins-then-leaves": (),
     "rotate-schedule-steady-stream": ("scheduled-rotation",),
-    "cooperative-worker-joins-then-leaves": (),
+    # the assignor is the deployment's: the eager default, unless the config overrides it
+    "cooperative-worker-joins-then-leaves": ("same:consumer.override.partition.assignment.strategy",),
     # the gate's own
     "late-records-across-hour-edge": EDGE,
     # about one connector's own behaviour
