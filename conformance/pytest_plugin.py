@@ -3,6 +3,15 @@
     pytest --pyargs conformance.suite --target=pysink
     pytest --pyargs conformance.suite --target=kafka-connect:aiven --connector-config=my.json -m no_loss
 
+It says what `sinkcheck run` says: a `--connector-config` sinkcheck cannot honour, or that the
+connector would reject, is one refusal (exit 4, conformance.playing.user_config.checked); what
+Connect would only log (a property nobody defines) is a warning in the session's header; a named
+scenario not applicable under the config is a skip saying why ("not applicable: ..."); and the
+session ends with the command line's exit codes (conformance.judging.outcome): 1 on a claimed
+failure, 2 where a run left a claimed property unknown (a fault that never fired) or most runs
+tested nothing, 5 where every sinkcheck scenario was not applicable, 0 only when runs were
+played and every applicable claimed property passed.
+
 Loading the plugin imports nothing heavy (no Spark, no Kafka, no testcontainers).
 """
 from __future__ import annotations
@@ -38,6 +47,55 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{m}: the {m.replace('_', '-')} property")
     config.addinivalue_line("markers", "sinkcheck: a sinkcheck conformance scenario")
     _connector_config(config)  # a config sinkcheck cannot honour: one refusal (exit 4), not one error a test
+    for w in _CONFIG_WARNINGS.get(id(config), []):  # in the warnings summary too (the header is not shown under -q)
+        config.issue_config_time_warning(pytest.PytestConfigWarning(f"sinkcheck: {w}"), stacklevel=2)
+    config.stash[OUTCOMES] = Outcomes()
+
+
+class Outcomes:
+    """The sinkcheck runs of this pytest session and the scenarios not applicable in it: what
+    its exit code is computed over, as `sinkcheck run`'s is."""
+
+    def __init__(self) -> None:
+        self.results: list = []
+        self.not_applicable: list = []
+        self.warnings: list[str] = []
+
+
+OUTCOMES = pytest.StashKey[Outcomes]()
+# pytest's exit code for each sinkcheck outcome that is not a plain pass (the same numbers as the
+# command line's: sinkcheck.exitcodes)
+EXIT_FOR_OUTCOME = {"fail": 1, "unknown": 2, "nothing": 5}
+
+
+@pytest.fixture(scope="session")
+def sinkcheck_outcomes(request: pytest.FixtureRequest) -> Outcomes:
+    return request.config.stash[OUTCOMES]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """What Connect would only log about the user's config, as `sinkcheck run` warns of it."""
+    return [f"sinkcheck: warning: {w}" for w in _CONFIG_WARNINGS.get(id(config), [])]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The command line's exit code where pytest's own says less: a session whose sinkcheck runs
+    all passed but left a claimed property unknown ends 2, one whose every sinkcheck scenario
+    was not applicable ends 5 (nothing was tested: never a pass)."""
+    outcomes = session.config.stash.get(OUTCOMES, None)
+    if outcomes is None or int(exitstatus) != 0 or not (outcomes.results or outcomes.not_applicable):
+        return
+    from conformance.judging.outcome import outcome
+
+    code = EXIT_FOR_OUTCOME.get(outcome(outcomes.results))
+    if code is not None:
+        session.exitstatus = code
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            why = {2: "a claimed property is unknown (its fault never fired) or most runs tested nothing",
+                   5: "every sinkcheck scenario was not applicable under the given connector config: nothing was tested",
+                   1: "a claimed property failed"}[code]
+            reporter.write_line(f"sinkcheck: exit {code}: {why}")
 
 
 @pytest.fixture(scope="session")
@@ -99,15 +157,19 @@ def _connector_config(config: pytest.Config) -> dict[str, str] | None:
         _, cfg = load_config_text(Path(path).read_text(), path)
     except (OSError, ConfigSyntaxError, ConfigError) as e:
         raise pytest.UsageError(f"--connector-config {path}: {e}") from None
-    from conformance.judging.claims import CONFLUENT_SEMANTICS
-    from conformance.inputs.targets import target_kind
-    from conformance.playing.user_config import refusal
+    from conformance.playing.model_target import model_version
+    from conformance.inputs.targets import TargetSpecError
+    from conformance.playing.user_config import checked
 
     target = config.getoption("--target") or "pysink"
-    why = refusal(cfg, target.startswith("model") or target_kind(target) in CONFLUENT_SEMANTICS)
-    if why:
-        raise pytest.UsageError(f"--connector-config {path}: {why}")
+    try:
+        _CONFIG_WARNINGS[id(config)] = checked(cfg, target, model_version(target), f"--connector-config {path}")
+    except (ValueError, TargetSpecError) as e:
+        raise pytest.UsageError(str(e)) from None
     return cfg
+
+
+_CONFIG_WARNINGS: dict[int, list[str]] = {}  # by id(pytest.Config): the warnings of its --connector-config
 
 
 @pytest.fixture(scope="session")

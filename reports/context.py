@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.judging.claims import PROPERTIES
-from conformance.judging.verdicts import FAIL, PASS, UNKNOWN
+from conformance.judging.verdicts import FAIL, NOT_APPLICABLE, PASS, UNKNOWN
 from reports.redact import Redactor
 
 REPORT_FORMAT = "sinkcheck.results/1"
@@ -38,6 +38,9 @@ class ReportContext:
     interrupted: dict[str, Any] | None = None
     # gate: known bugs the candidate fixes or introduces (conformance.catalog.known_bugs.gate_changes)
     known_bug_changes: list[dict[str, Any]] = field(default_factory=list)
+    # scenarios not run because their point cannot survive the user's config
+    # (conformance.judging.verdicts.NotApplicable): reported apart, never counted as runs
+    not_applicable: list[Any] = field(default_factory=list)
     redactor: Redactor = field(default_factory=Redactor)
     _entries: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
 
@@ -253,8 +256,14 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
     return e
 
 
-def counts(entries: list[dict[str, Any]]) -> dict[str, int]:
-    c = {PASS: 0, FAIL: 0, UNKNOWN: 0}
+def not_applicable_entries(ctx: ReportContext) -> list[dict[str, Any]]:
+    """The JSON form of the scenarios not applicable under the user's config (redacted)."""
+    return [ctx.redactor.data(na.to_json()) for na in ctx.not_applicable]
+
+
+def counts(entries: list[dict[str, Any]], not_applicable: list[dict[str, Any]] | None = None) -> dict[str, int]:
+    """Runs by status, and beside them the scenarios not applicable (never runs)."""
+    c = {PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: len(not_applicable or [])}
     for e in entries:
         c[e["status"]] = c.get(e["status"], 0) + 1
     return c
@@ -281,15 +290,22 @@ def claim_columns(e: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[dic
         (f"{e['target']} · {o['claim']['view']}", o["claim"], o["verdicts"]) for o in others]
 
 
-def matrix(entries: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+def matrix(entries: list[dict[str, Any]], not_applicable: list[dict[str, Any]] | None = None
+           ) -> dict[str, dict[str, dict[str, int]]]:
     """property -> column (a target, or target · view per claim) -> {"pass": n, "fail": n,
-    "unknown": n, "not-claimed": n, plus "measured-fail": n}."""
+    "unknown": n, "not-claimed": n, plus "measured-fail": n, and "n/a": the scenarios not
+    applicable whose claim holds that property (counted beside the runs, never as one)}."""
     out: dict[str, dict[str, dict[str, int]]] = {}
-    columns = sorted({c for e in entries for c, _, _ in claim_columns(e)})
-    props = list(PROPERTIES) + sorted({v["property"] for e in entries for _, _, vs in claim_columns(e) for v in vs}
-                                      - set(PROPERTIES))
+    nas = not_applicable or []
+    columns = sorted({c for e in entries for c, _, _ in claim_columns(e)} | {n["target"] for n in nas})
+    props = list(PROPERTIES) + sorted(({v["property"] for e in entries for _, _, vs in claim_columns(e) for v in vs}
+                                       | {p for n in nas for p in n["properties"]}) - set(PROPERTIES))
     for p in props:
-        out[p] = {c: {PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_CLAIMED: 0, "measured-fail": 0} for c in columns}
+        out[p] = {c: {PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_CLAIMED: 0, "measured-fail": 0, NOT_APPLICABLE: 0}
+                  for c in columns}
+    for n in nas:
+        for p in n["properties"]:
+            out[p][n["target"]][NOT_APPLICABLE] += 1
     for e in entries:
         for column, _, verdicts in claim_columns(e):
             for v in verdicts:
@@ -330,12 +346,15 @@ def fault_coverage(entries: list[dict[str, Any]]) -> dict[str, dict[str, dict[st
 
 
 def cell_status(c: dict[str, int]) -> str:
+    """A matrix cell's colour: over the runs that applied; n/a only where none did."""
     if c[FAIL]:
         return FAIL
     if c[UNKNOWN]:
         return UNKNOWN
     if c[PASS]:
         return PASS
+    if c.get(NOT_APPLICABLE) and not c.get(NOT_CLAIMED):
+        return NOT_APPLICABLE
     return NOT_CLAIMED
 
 

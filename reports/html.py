@@ -9,8 +9,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from reports.context import (NOT_CLAIMED, ReportContext, cell_status, claim_columns, counts, entry, interruption_text,
-                             fault_coverage, known_bugs_section, matrix, overall_status)
+from reports.context import (NOT_APPLICABLE, NOT_CLAIMED, ReportContext, cell_status, claim_columns, counts, entry,
+                             fault_coverage, interruption_text, known_bugs_section, matrix, not_applicable_entries,
+                             overall_status)
 from reports.timeline import timeline_svg
 
 CSS = """
@@ -25,6 +26,7 @@ table{border-collapse:collapse;margin:8px 0;background:#fff}th,td{border:1px sol
 th{background:#f0f1f3}td.cell{text-align:center;min-width:120px;font-weight:600}
 .cell.pass{background:#d7f0dd;color:var(--pass)}.cell.fail{background:#f8d7d7;color:var(--fail)}
 .cell.unknown{background:#fbecc8;color:var(--unknown)}.cell.not-claimed{background:#eef0f2;color:var(--nc)}
+.cell.na{background:#f4f4f4;color:#777}
 .cell small{display:block;font-weight:400;color:#555}
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;color:#fff;font-size:12px;font-weight:600}
 .badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}.badge.unknown{background:var(--unknown)}
@@ -55,9 +57,10 @@ def _badge(s: str) -> str:
 
 
 def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
+    """The verdict over the runs that applied; the scenarios not applicable are counted beside them."""
     runs_status = overall_status(entries, ctx.errors)
     status = ctx.verdict or runs_status
-    c = counts(entries)
+    c = counts(entries, not_applicable_entries(ctx))
     title = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN", "error": "ERROR", "nothing": "NOTHING RAN"}[status]
     stopped = interruption_text(ctx)
     if stopped:
@@ -79,15 +82,16 @@ def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
         pf = f" · S3 preflight {ok}/{len(ctx.preflight)}"
     return (f'<header class="banner {status}" id="banner" data-status-overall="{status}"><h1>{title}: sinkcheck {escape(ctx.command)}</h1>'
             f'<div class="sub">{len(entries)} runs ({runs_status}): {c["pass"]} pass, {c["fail"]} fail, {c["unknown"]} unknown'
-            f'{", " + str(len(ctx.errors)) + " errors" if ctx.errors else ""} · seed {escape(str(ctx.seed))} · '
+            f'{", " + str(len(ctx.errors)) + " errors" if ctx.errors else ""}'
+            f'{f" · {c[NOT_APPLICABLE]} not applicable under the given config" if c[NOT_APPLICABLE] else ""} · seed {escape(str(ctx.seed))} · '
             f'profile {escape(str(ctx.profile))}{pf}</div>'
             + (f'<div class="sub" id="interrupted">{escape(stopped)}</div>' if stopped else "")
             + f'{"".join(tgts)}</header>')
 
 
-def _matrix(entries: list[dict[str, Any]]) -> str:
-    m = matrix(entries)
-    targets = sorted({c for e in entries for c, _, _ in claim_columns(e)})  # a column per target and claim view
+def _matrix(entries: list[dict[str, Any]], nas: list[dict[str, Any]] | None = None) -> str:
+    m = matrix(entries, nas)
+    targets = sorted({c for by_t in m.values() for c in by_t})  # a column per target and claim view
     if not targets:
         return "<p>No runs.</p>"
     rows = ['<table class="matrix" id="matrix"><tr><th>property</th>' +
@@ -100,8 +104,10 @@ def _matrix(entries: list[dict[str, Any]]) -> str:
             detail = f'{c["pass"]} pass · {c["fail"]} fail · {c["unknown"]} unknown'
             if c[NOT_CLAIMED]:
                 detail += f' · {c[NOT_CLAIMED]} not claimed' + (f' ({c["measured-fail"]} measured fail)' if c["measured-fail"] else "")
-            label = {"not-claimed": "not claimed"}.get(s, s.upper())
-            cells.append(f'<td class="cell {s}" data-property="{escape(prop)}" data-target="{escape(t)}">{label}<small>{detail}</small></td>')
+            if c[NOT_APPLICABLE]:
+                detail += f' · {c[NOT_APPLICABLE]} n/a'
+            label = {"not-claimed": "not claimed", NOT_APPLICABLE: "n/a"}.get(s, s.upper())
+            cells.append(f'<td class="cell {"na" if s == NOT_APPLICABLE else s}" data-property="{escape(prop)}" data-target="{escape(t)}">{label}<small>{detail}</small></td>')
         rows.append(f"<tr><th>{escape(prop)}</th>{''.join(cells)}</tr>")
     rows.append("</table>")
     # the same properties by fault class (what the scenarios did to the sink)
@@ -352,6 +358,17 @@ def _environment(ctx: ReportContext) -> str:
     return "".join(out)
 
 
+def _not_applicable(nas: list[dict[str, Any]]) -> str:
+    if not nas:
+        return ""
+    rows = "".join(f"<tr><td>{escape(n['scenario'])}</td><td>{escape(n['target'])}</td><td>{escape(n['reason'])}</td></tr>"
+                   for n in nas)
+    return ('<h2 id="not-applicable">Not applicable under the given config</h2><p class="muted">scenarios not run: '
+            "the connector config leaves nothing of what each is about. They are neither passes nor unknowns, and "
+            'the verdict above is over the runs that applied.</p><table class="not-applicable" id="not-applicable-table">'
+            f"<tr><th>scenario</th><th>target</th><th>why</th></tr>{rows}</table>")
+
+
 def _errors(ctx: ReportContext) -> str:
     if not ctx.errors:
         return ""
@@ -364,12 +381,14 @@ def _errors(ctx: ReportContext) -> str:
 
 def render_html(results: list[Any], ctx: ReportContext) -> str:
     entries = [entry(r, ctx) for r in results]
+    nas = not_applicable_entries(ctx)
     body = [
         _banner(entries, ctx), "<main>",
         _baseline(ctx.baseline),
         _known_bugs(known_bugs_section(results, ctx), ctx.known_bug_changes),
         '<h2 id="compliance">Compliance matrix</h2><p class="muted">claimed properties count; '
-        '"not claimed" ones are measured and reported only.</p>', _matrix(entries),
+        '"not claimed" ones are measured and reported only; n/a counts scenarios not run under the given config.</p>',
+        _matrix(entries, nas), _not_applicable(nas),
         '<h2 id="failures">Failures</h2>', _failures(entries),
         _errors(ctx),
         '<h2 id="runs">Runs and timelines</h2><p class="muted">lanes: produce (ticks), faults (shaded windows), '

@@ -1,13 +1,16 @@
 """junit.xml: one testcase per scenario × property. A claimed failure is a <failure> carrying
 the witnesses; unknown is <skipped>; a property the target does not claim is <skipped> too,
-saying what was measured. A scenario that could not run is an <error>."""
+saying what was measured. A scenario not applicable under the user's config (never run) is
+<skipped> for each property its claim holds, its message "not applicable: <reason>". A
+scenario that could not run is an <error>."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from reports.context import NOT_CLAIMED, ReportContext, claim_columns, entry, interruption_text, witness_text
+from reports.context import (NOT_CLAIMED, ReportContext, claim_columns, entry, interruption_text, not_applicable_entries,
+                             witness_text)
 
 
 def _testsuite(root: ET.Element, name: str) -> ET.Element:
@@ -50,6 +53,17 @@ def junit_tree(results: list[Any], ctx: ReportContext) -> ET.Element:
                                                              f"{v['message']}"))
                 out = ET.SubElement(tc, "system-out")
                 out.text = red(f"{e['status']} {e['scenario']} on {t}; replay: {e['replay']}")
+    for na in not_applicable_entries(ctx):
+        t = na["target"]
+        suite = suites.get(t)
+        if suite is None:
+            suite = suites[t] = _testsuite(root, f"sinkcheck {t}")
+            stats[t] = {"tests": 0, "failures": 0, "skipped": 0, "errors": 0, "time": 0.0}
+        for prop in na["properties"] or ["n/a"]:
+            tc = ET.SubElement(suite, "testcase", classname=red(f"sinkcheck.{t}.{na['scenario']}"), name=prop, time="0.000")
+            ET.SubElement(tc, "skipped", message=red(f"not applicable: {na['reason']}"), type="not-applicable")
+            stats[t]["tests"] += 1
+            stats[t]["skipped"] += 1
     for err in ctx.errors:
         t = err.get("target", "?")
         suite = suites.get(t)

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from reports.context import (REPORT_FORMAT, ReportContext, counts, entry, fault_coverage, known_bugs_section, matrix,
-                             overall_status)
+                             not_applicable_entries, overall_status)
 
 
 def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
     entries = [entry(r, ctx) for r in results]
+    nas = not_applicable_entries(ctx)
     doc = {
         "format": REPORT_FORMAT,
         "command": ctx.command,
@@ -22,11 +23,13 @@ def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
         "profile": ctx.profile,
         "started_at": ctx.started_at,
         "duration_s": ctx.duration_s,
-        "counts": counts(entries),
-        "targets": sorted({e["target"] for e in entries}),
-        "matrix": matrix(entries),
+        "counts": counts(entries, nas),
+        "targets": sorted({e["target"] for e in entries} | {n["target"] for n in nas}),
+        "matrix": matrix(entries, nas),
         "fault_coverage": fault_coverage(entries),
         "results": entries,
+        # never run: the user's connector config leaves nothing of the scenario's point (one line why)
+        "not_applicable": nas,
         "errors": ctx.errors,
         "environment": ctx.environment,
         "preflight": ctx.preflight,

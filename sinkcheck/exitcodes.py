@@ -6,12 +6,12 @@ from conformance.playing.session import InputError
 
 
 class Exit(IntEnum):
-    OK = 0  # every claimed property passed (or: the command did what was asked)
+    OK = 0  # runs were played and every applicable claimed property passed (or: the command did what was asked)
     FAILED = 1  # at least one claimed property failed
     UNKNOWN = 2  # none failed, but at least one is unknown (its fault never fired)
     INTERNAL = 3  # an internal error of sinkcheck
     USAGE = 4  # a usage, config or environment error; the message says what to fix
-    NOTHING_SELECTED = 5  # nothing was selected to run
+    NOTHING_SELECTED = 5  # nothing was selected to run, or every scenario selected was not applicable (nothing tested)
     INTERRUPTED = 130  # SIGINT (Ctrl-C): what finished is written, marked interrupted (128 + 2, as a shell says)
     TERMINATED = 143  # SIGTERM: the same (128 + 15)
 

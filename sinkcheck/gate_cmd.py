@@ -18,8 +18,9 @@ from conformance.playing.generated import generated_scenarios
 from conformance.catalog.known_bugs import gate_changes, gate_line
 from conformance.catalog.gate import GATE_SCENARIOS
 from conformance.playing.model_target import model_version
+from conformance.judging.verdicts import NotApplicable
 from conformance.playing.session import (PROFILES, InputError, Session, environment, fmt_secs,
-    named_scenarios, prepare, selected, slug)
+    named_scenarios, planned, prepare, selected, slug)
 from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
 from sinkcheck.options import (check_connector_version, check_target_spec, load_connector_config, load_preflight, out_dir,
                                parse_budget, resolve_profile, resolve_props, validate_for_target)
@@ -103,7 +104,12 @@ def _gate(args: Any) -> int:
     skipped = 0
     jobs: list[tuple[str, str, Any, str, str]] = []  # side, spec, scenario, origin, topic tag
     for n, sc in enumerate(scenarios):
-        base = prepare(sc, connector=connector, version=None, seed=seed)
+        origin = "generated" if sc.name.startswith("generated") else "named"
+        base = planned(sc, args.candidate, connector=connector, version=None, seed=seed, origin=origin)
+        if isinstance(base, NotApplicable):  # not run on either side: the user's config leaves nothing of its point
+            if not props or set(base.properties) & props:
+                sess.not_applicable += [dataclasses.replace(base, target=spec) for _, spec, _ in sides]
+            continue
         if not all(selected(base, spec, props) for _, spec, _ in sides):
             continue
         for side, spec, ver in sides:
@@ -111,7 +117,7 @@ def _gate(args: Any) -> int:
             s = prepare(base, connector={**base.connector, **overrides[side]} if overrides[side] else None,
                         version=ver, seed=None, fit=False)
             # both sides' topics get one tag (each side has a stack of its own): same keys to compare
-            jobs.append((side, spec, s, "named" if not sc.name.startswith("generated") else "generated", f"-g{n}"))
+            jobs.append((side, spec, s, origin, f"-g{n}"))
 
     def run(job: tuple[str, str, Any, str, str]) -> Any:
         nonlocal skipped
@@ -156,14 +162,17 @@ def _gate(args: Any) -> int:
     late = late or defer_signals(term.err)
     term.progress("")
     if not sess.results and not sess.errors and stopped is None:
+        for na in sess.not_applicable[::2]:  # one line a scenario: both sides skip it for the same reason
+            term.out(f"N/A {na.scenario}: {na.reason}")
         term.err("sinkcheck gate: nothing selected: no scenario ran on both sides"
+                 + (" (every one selected is not applicable under the given connector config)" if sess.not_applicable else "")
                  + (f" (--property {', '.join(sorted(props))} is claimed by none)" if props else "")
                  + (f" (the budget ran out: {skipped} skipped)" if skipped else "") + ".")
         return Exit.NOTHING_SELECTED
     versions = {r.scenario.connector_version for r in sess.results if r.scenario.connector_version}
     ctx = ReportContext(command="gate", seed=seed, profile=profile, environment=environment([s for _, s, _ in sides], versions, sess.results),
                         preflight=preflight, errors=sess.errors, origins=sess.origins, redactor=redactor,
-                        notes=list(sess.notes))
+                        notes=list(sess.notes), not_applicable=list(sess.not_applicable))
     ctx.environment["baseline"] = f"{args.baseline}" + (f" @ {args.baseline_version}" if args.baseline_version else "")
     ctx.environment["candidate"] = f"{args.candidate}" + (f" @ {args.candidate_version}" if args.candidate_version else "")
     for side in ("baseline", "candidate"):
@@ -198,6 +207,8 @@ def _gate(args: Any) -> int:
         term.out(f"fixed {it['scenario']}: {it['property']} fail → pass")
     for change in ctx.known_bug_changes:
         term.out(gate_line(change))
+    for na in sess.not_applicable[::2]:  # one line a scenario: both sides skip it for the same reason
+        term.out(f"N/A {na.scenario}: {na.reason}")
     documented = [c for c in diff["behaviour_changes"] if c["kind"] == "documented"]
     unjudged = [c for c in diff["behaviour_changes"] if c["kind"] == "unknown"]
     if sess.errors:
@@ -212,7 +223,8 @@ def _gate(args: Any) -> int:
     term.out(f"{word}: gate {args.baseline} → {args.candidate}: {diff['compared']} scenarios compared, "
              f"{len(diff['regressions'])} regressions, {len(diff['behaviour_changes'])} behaviour changes "
              f"({len(documented)} documented" + (f", {len(unjudged)} not judged: a side unknown" if unjudged else "")
-             + f"), {len(diff['fixed'])} fixed, {len(sess.errors)} errors · seed {seed} · "
+             + f"), {len(diff['fixed'])} fixed, {len(sess.errors)} errors"
+             + (f", {len(sess.not_applicable) // 2} not applicable" if sess.not_applicable else "") + f" · seed {seed} · "
              f"profile {profile} · {time.monotonic() - started:.1f}s"
              + (f" · budget ran out, {skipped} not run ({fmt_secs(budget or 0)})" if skipped else ""))
     if ctx.interrupted:

@@ -150,32 +150,20 @@ def load_connector_config(path: str | None, flag: str = "--connector-config") ->
 def validate_for_target(cfg: dict[str, str], target: str, version: str | None,
                         what: str = "--connector-config") -> None:
     """A config the connector (or Kafka, or Kafka Connect) would reject is a usage error before
-    anything starts; what Connect would only log is warned about, as it logs it."""
-    from conformance.judging.claims import CONFLUENT_SEMANTICS
-    from conformance.inputs.connector_config import sink_config
-    from conformance.inputs.targets import target_kind
-    from reference_impl.config import ConfigError
-    from reference_impl.versions import VersionError
+    anything starts; what Connect would only log is warned about, as it logs it (one check,
+    conformance.playing.user_config.checked, which the pytest plugin asks too)."""
+    import sys
 
-    kind = "confluent" if target.startswith("model@") else target_kind(target)
-    refuse_unhonoured(cfg, what, kind in CONFLUENT_SEMANTICS)
-    if kind not in CONFLUENT_SEMANTICS:
-        return
+    from conformance.playing.user_config import checked
+
     try:
-        sink_config(cfg, version)
-    except ConfigError as e:
-        raise UsageError(f"{what} is rejected for {target}: {e}") from None
-    except VersionError as e:
-        raise UsageError(f"connector version: {e}") from None
-    warn_config(cfg, what)
-    if kind == "pysink":  # what the Python sink cannot write is refused here, not once per scenario
-        from adapters.pysink.errors import SinkConfigError
-        from adapters.pysink.settings import SinkSettings
-
-        try:
-            SinkSettings.from_config({"s3.bucket.name": "sinkcheck", "flush.size": "1", **cfg})
-        except SinkConfigError as e:
-            raise UsageError(f"{what} is rejected by the Python sink ({target}): {e}") from None
+        warnings = checked(cfg, target, version, what)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    for w in warnings:
+        if w not in _WARNED:
+            _WARNED.add(w)
+            print(f"warning: {w}", file=sys.stderr)
 
 
 def refuse_unhonoured(cfg: dict[str, str], where: str, s3_sink: bool = True, converted: bool = True) -> None:

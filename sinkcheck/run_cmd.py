@@ -113,7 +113,7 @@ def _run(args: Any) -> int:
         except Exception as e:  # noqa: BLE001 - the report says why it has no preflight
             preflight = [{"check": "preflight of sinkcheck's S3 server", "status": "error", "detail": f"{type(e).__name__}: {e}"}]
     term.progress("")
-    if not sess.results and not sess.errors and stopped is None:
+    if not sess.results and not sess.errors and not sess.not_applicable and stopped is None:
         why = []
         if props:
             why.append(f"--property {', '.join(sorted(props))} is claimed by none of the scenarios for {', '.join(targets)}")
@@ -150,7 +150,8 @@ def _run(args: Any) -> int:
     versions = {r.scenario.connector_version for r in sess.results if r.scenario.connector_version}
     ctx = ReportContext(command="run", seed=seed, profile=profile, duration_s=time.monotonic() - started,
                         environment=environment(targets, versions, sess.results), preflight=preflight, errors=sess.errors,
-                        origins=sess.origins, reproducers=reproducers, redactor=redactor, notes=list(sess.notes))
+                        origins=sess.origins, reproducers=reproducers, redactor=redactor, notes=list(sess.notes),
+                        not_applicable=list(sess.not_applicable))
     for spec, secs in sess.stack_startup_s.items():
         ctx.environment[f"warm stack start-up ({spec})"] = f"{secs:.1f} s"
     if sess.skipped_budget:
@@ -170,7 +171,7 @@ def _run(args: Any) -> int:
         term.out(known_bug_line(bug))
     extra = f" · budget ran out, {sess.skipped_budget} not run" if sess.skipped_budget else ""
     print_outcome(term, sess.results, sess.errors, paths, seed, profile, time.monotonic() - started, extra,
-                  interrupted=interruption_text(ctx))
+                  interrupted=interruption_text(ctx), not_applicable=sess.not_applicable)
     stopped = stopped or late.stopped()
     return stopped.exit_code if stopped is not None else exit_for(sess.results, sess.errors)
 

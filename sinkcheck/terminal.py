@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from sinkcheck.exitcodes import Exit
 
@@ -93,22 +93,21 @@ class Terminal:
 UNTESTED_SHOWN = 10
 
 
-def exit_for(results: list[Any], errors: list[dict[str, Any]]) -> Exit:
-    if errors:
-        return Exit.INTERNAL
-    from conformance.judging.untested import dominated
+EXIT_FOR_OUTCOME = {"pass": Exit.OK, "fail": Exit.FAILED, "unknown": Exit.UNKNOWN, "error": Exit.INTERNAL,
+                    "nothing": Exit.NOTHING_SELECTED}
 
-    statuses = {r.status for r in results}
-    if "fail" in statuses:
-        return Exit.FAILED
-    # a run that tested nothing is unknown, but ends the command unknown only where such runs dominate
-    if any(r.status == "unknown" and not getattr(r, "untested", None) for r in results) or dominated(results):
-        return Exit.UNKNOWN
-    return Exit.OK
+
+def exit_for(results: list[Any], errors: list[dict[str, Any]]) -> Exit:
+    """conformance.judging.outcome's outcome as an exit code: 0 only when runs were played and
+    every applicable claimed property passed (not-applicable scenarios are no runs)."""
+    from conformance.judging.outcome import outcome
+
+    return EXIT_FOR_OUTCOME[outcome(results, errors)]
 
 
 def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any]], paths: dict[str, Path],
-                  seed: int | None, profile: str, elapsed: float, extra: str = "", interrupted: str | None = None) -> None:
+                  seed: int | None, profile: str, elapsed: float, extra: str = "", interrupted: str | None = None,
+                  not_applicable: Sequence[Any] = ()) -> None:
     from conformance.pytest_plugin import failure_block
 
     for r in results:
@@ -126,6 +125,8 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
             term.out(f"UNKNOWN {r.scenario.name} on {r.target}: {why or 'no verdict'}")
     for e in errors:
         term.out(f"ERROR {e['scenario']} on {e['target']}: {e['error']}\n  scenario: {e.get('scenario_file')}")
+    for na in not_applicable:  # never run: the user's config leaves nothing of the scenario's point
+        term.out(f"N/A {na.scenario} on {na.target}: {na.reason}")
     from conformance.judging.untested import dominated, summary
 
     untested = [r for r in results if getattr(r, "untested", None) and r.status != "fail"]
@@ -137,14 +138,19 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
     n_unk = sum(1 for r in results if r.status == "unknown")
     n_pass = sum(1 for r in results if r.status == "pass")
     code = exit_for(results, errors)
-    word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.UNKNOWN: "UNKNOWN", Exit.INTERNAL: "ERROR"}[code]
+    word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.UNKNOWN: "UNKNOWN", Exit.INTERNAL: "ERROR",
+            Exit.NOTHING_SELECTED: "NOTHING TESTED"}[code]
+    na = f", {len(not_applicable)} not applicable" if not_applicable else ""
     n_untested, why = summary(untested)
     nothing = f" ({n_untested} tested nothing: {why}{' …' if n_untested > 1 else ''})" if n_untested else ""
     if interrupted:
         term.out(interrupted)
         word = f"INTERRUPTED ({word} so far)"
     term.out(f"{word}: {len(results)} runs: {n_pass} passed, {n_fail} failed, {n_unk} unknown{nothing}, "
-             f"{len(errors)} errors in {elapsed:.1f}s · seed {seed} · profile {profile}{extra}")
+             f"{len(errors)} errors{na} in {elapsed:.1f}s · seed {seed} · profile {profile}{extra}")
+    if not results and not_applicable:
+        term.out("  every scenario selected is not applicable under the given connector config (the reasons above): "
+                 "nothing was tested; run the generated scenarios (drop --examples 0) or pick others")
     if dominated(results):
         term.out(f"  most runs ({n_untested} of {len(results)}) tested nothing: this is no result for the sink; "
                  "fix what the reason above names (the config, the topics, the records) and run again")

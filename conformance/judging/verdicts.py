@@ -2,6 +2,10 @@
 
 A verdict is `pass`, `fail` with a minimal witness, or `unknown` (the fault it needs did not
 fire, or the checker itself crashed). Ranking for a run: fail > unknown > pass.
+
+A named scenario whose point cannot survive the user's connector config is *not applicable*
+(`n/a`, NotApplicable): decided before the run, never run, kept apart from unknown, and left
+out of every status computed over the runs.
 """
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
+NOT_APPLICABLE = "n/a"
 _RANK = {PASS: 0, UNKNOWN: 1, FAIL: 2}
 
 
@@ -72,3 +77,20 @@ def failure_signatures(verdicts: list[Verdict]) -> list[tuple[str, str]]:
 def fails_as(verdicts: list[Verdict], signature: tuple[str, str]) -> bool:
     """Does a run fail the same claimed property with the same anomaly?"""
     return signature in failure_signatures(verdicts)
+
+
+@dataclass(frozen=True)
+class NotApplicable:
+    """A scenario not run on a target because its point cannot survive the config it would
+    run under (conformance.playing.applicable): the one-line reason, and the properties its
+    claim would have held it to (the compliance matrix counts it there as n/a)."""
+
+    scenario: str
+    target: str
+    reason: str
+    origin: str = "named"
+    properties: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "target": self.target, "status": NOT_APPLICABLE, "reason": self.reason,
+                "origin": self.origin, "properties": list(self.properties)}

@@ -7,12 +7,25 @@ test nothing.
   are never read, so a scenario about rotation amid tombstones tests one record. The tombstones
   are left out (the faults keep their place among the records that remain); a scenario whose own
   config already stopped at one is about that refusal and keeps them.
+- A scenario about several tasks (its own tasks.max above the user's: a restart of task 1, a
+  worker joining that takes a task over) keeps its own tasks.max: tasks.max decides which task
+  writes a topic-partition, not what is written there (each task writes its partitions' files
+  alone), and under the user's tasks.max=1 Connect answers a restart of task 1 with 404 Unknown
+  task. The consumer assignor is not kept: it changes what the connector does (a known bug under
+  the cooperative one), so a scenario about it is not applicable under a config without it.
+- A record without headers, or with a null header value, where the user's config stores
+  headers (store.kafka.headers: the task dies at it, R11.4, R10), or with a null key where it
+  stores keys: where the scenario's own config stored them as well, that record is its point
+  and stays; otherwise it gets a plain header (`h`: its seq) or key, and the notes say so
+  (a scenario of headerless records under a config storing headers tested nothing at all).
+- A config update mid-stream to values the user's config already has would change nothing (and
+  Connect restarts no task for it): flush.size goes to the user's plus one instead.
 - An S3 fault on part k of a multipart upload, where no file of the user's config can have k
   parts (flush.size records of the scenario's largest size within k-1 parts of s3.part.size):
   the rule never fires and the run is unknown. The fault goes on part 1, which every upload has
   (the connector writes each file as a multipart upload, R7.1).
 
-Both changes are written into the scenario's notes, which the report shows.
+Every change is written into the scenario's notes, which the report shows.
 """
 from __future__ import annotations
 
@@ -39,10 +52,12 @@ def adapted(original: Scenario, fitted: Scenario) -> Scenario:
         users = sink_config(fitted.connector, fitted.connector_version)
     except (ConfigError, VersionError):
         return fitted  # the connector's validator (or the target's translation) says what is wrong
-    return _on_existing_parts(_without_fatal_tombstones(fitted, own, users), users)
+    fitted = _with_what_is_stored(_on_existing_parts(_without_fatal_tombstones(fitted, own, users), users), own, users)
+    return _with_effective_update(_with_own_tasks(original, fitted), users)
 
 
-def _kills(cfg: SinkConfig, record: dict[str, Any]) -> bool:
+def kills(cfg: SinkConfig, record: dict[str, Any]) -> bool:
+    """Does the config stop the task at this record (a tombstone under behavior.on.null.values=fail)?"""
     act = null_action(cfg, _Tombstone(record.get("value")))  # type: ignore[arg-type]
     return act is not None and act[0] == "kill"
 
@@ -54,8 +69,8 @@ class _Tombstone:
 
 
 def _without_fatal_tombstones(sc: Scenario, own: SinkConfig, users: SinkConfig) -> Scenario:
-    dropped = [i for i, r in enumerate(sc.records) if _kills(users, r) and not _kills(own, r)]
-    if not dropped or len(dropped) == len(sc.records) or any(_kills(own, r) for r in sc.records):
+    dropped = [i for i, r in enumerate(sc.records) if kills(users, r) and not kills(own, r)]
+    if not dropped or len(dropped) == len(sc.records) or any(kills(own, r) for r in sc.records):
         return sc
     gone = set(dropped)
     records = [r for i, r in enumerate(sc.records) if i not in gone]
@@ -99,3 +114,78 @@ def _on_existing_parts(sc: Scenario, cfg: SinkConfig) -> Scenario:
     faults = [dataclasses.replace(f, params={**f.params, "rule": renamed[f.params["rule"]]})
               if f.kind in ("wait-fired", "release") and f.params.get("rule") in renamed else f for f in faults]
     return dataclasses.replace(sc, faults=faults)
+
+
+def _tasks_max(cfg: dict[str, str]) -> int:
+    try:
+        return max(1, int(str(cfg.get("tasks.max", "1")).strip()))
+    except ValueError:
+        return 1
+
+
+def _with_own_tasks(original: Scenario, sc: Scenario) -> Scenario:
+    own, users = _tasks_max(original.connector), _tasks_max(sc.connector)
+    connector = dict(sc.connector)
+    lines = []
+    if own > users:
+        connector["tasks.max"] = str(own)
+        lines.append(f"tasks.max={own} kept from the scenario, which is about {own} tasks (the given config's "
+                     f"tasks.max={users} runs {users}); tasks.max decides which task writes a topic-partition, not what "
+                     "is written there")
+    if not lines:
+        return sc
+    notes = "\n".join([sc.notes] + [f"under the given connector config: {ln}" for ln in lines]).strip()
+    return dataclasses.replace(sc, connector=connector, notes=notes)
+
+
+def _with_effective_update(sc: Scenario, cfg: SinkConfig) -> Scenario:
+    faults, lines = [], []
+    for f in sc.faults:
+        new = f.params.get("config") if f.kind == "update-config" else None
+        if isinstance(new, dict) and new and all(str(sc.connector.get(k, "")).strip() == str(v).strip()
+                                                 for k, v in new.items()):
+            bumped = str(cfg.flush_size + 1)
+            faults.append(dataclasses.replace(f, params={**f.params, "config": {**new, "flush.size": bumped}}))
+            lines.append(f"under the given connector config: the update to {', '.join(f'{k}={v}' for k, v in new.items())} "
+                         f"changes nothing there, so it sets flush.size={bumped}")
+        else:
+            faults.append(f)
+    if not lines:
+        return sc
+    return dataclasses.replace(sc, faults=faults, notes="\n".join([sc.notes] + lines).strip())
+
+
+def _with_what_is_stored(sc: Scenario, own: SinkConfig, users: SinkConfig) -> Scenario:
+    from conformance.generators.values import plain_key
+    from conformance.inputs.scenario import ScenarioError, converter_kind, record_seq
+
+    headers = users.store_kafka_headers and not own.store_kafka_headers
+    keys = users.store_kafka_keys and not own.store_kafka_keys
+    if not headers and not keys:
+        return sc
+    try:
+        key_kind = converter_kind(sc.connector, "key")
+    except ScenarioError:
+        return sc
+    records, given_headers, given_keys = [], 0, 0
+    for i, r in enumerate(sc.records):
+        r = dict(r)
+        seq = record_seq(r.get("value"))
+        seq = i if seq is None else seq
+        if headers and (not r.get("headers") or any(h[1] is None for h in r["headers"])):
+            r["headers"] = [[h[0], "" if h[1] is None else h[1]] for h in r.get("headers") or []] or [["h", str(seq)]]
+            given_headers += 1
+        if keys and r.get("key") is None:
+            r["key"] = plain_key(key_kind, seq)
+            given_keys += 1
+        records.append(r)
+    lines = []
+    if given_headers:
+        lines.append(f"under the given connector config: {given_headers} record(s) given a header (store.kafka.headers="
+                     "true: the task would stop at a record without one, or with a null one, R11.4)")
+    if given_keys:
+        lines.append(f"under the given connector config: {given_keys} record(s) given a key (store.kafka.keys=true: the "
+                     "task would stop at a null key)")
+    if not lines:
+        return sc
+    return dataclasses.replace(sc, records=records, notes="\n".join([sc.notes] + lines).strip())

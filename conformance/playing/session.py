@@ -35,6 +35,16 @@ class InputError(ValueError):
     cannot be played, a named scenario that does not exist, a target that cannot run."""
 
 
+class Unproducible(InputError):
+    """A scenario whose records no producer could write under the given connector config: its
+    converters refuse them (wire.NotRealizable), or its Schema Registry does (a schema change
+    the subject's compatibility level rejects, HTTP 409). A named one is not applicable there."""
+
+    def __init__(self, scenario: str, reason: str) -> None:
+        super().__init__(f"{scenario} under the given connector config: {reason}")
+        self.reason = reason
+
+
 def fmt_secs(s: float) -> str:
     s = max(0, int(s))
     return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
@@ -71,16 +81,20 @@ def only_properties(result: Any, props: set[str] | None) -> Any:
                      [v for v in r.verdicts if v.property in props], r.wall_s, r.run_dir, untested=r.untested)
 
 
-def selected(scenario: Any, spec: str, props: set[str] | None) -> bool:
-    """A scenario runs when the target's claim for it includes a selected property."""
-    if not props:
-        return True
+def claimed_properties(scenario: Any, spec: str) -> set[str]:
+    """The properties the target's claim for the scenario includes."""
     from conformance.judging.claims import claim_for
     from conformance.inputs.targets import target_kind
 
     kind = "confluent" if spec.startswith("model") else target_kind(spec)
-    claim = claim_for(kind, scenario.connector, scenario.faults, scenario.connector_version)
-    return bool(claim.properties & props)
+    return set(claim_for(kind, scenario.connector, scenario.faults, scenario.connector_version).properties)
+
+
+def selected(scenario: Any, spec: str, props: set[str] | None) -> bool:
+    """A scenario runs when the target's claim for it includes a selected property."""
+    if not props:
+        return True
+    return bool(claimed_properties(scenario, spec) & props)
 
 
 def slug(text: str) -> str:
@@ -115,6 +129,8 @@ class Session:
     stacks: dict[str, Any] = field(default_factory=dict)
     stack_startup_s: dict[str, float] = field(default_factory=dict)  # how long each warm stack took to start
     notes: list[str] = field(default_factory=list)  # for the report
+    # scenarios not run: their point cannot survive the user's config (conformance.judging.verdicts.NotApplicable)
+    not_applicable: list[Any] = field(default_factory=list)
     _lock: Any = field(default_factory=threading.RLock)  # runs on a warm stack go several at once
     _spares: dict[str, Any] = field(default_factory=dict)  # stack_sharing.SpareStack by spec (spare_stacks)
     # the specs whose warm stacks start a Schema Registry (and, for Kafka Connect, load the registry
@@ -268,11 +284,17 @@ def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | N
 
     changes: dict[str, Any] = {}
     if connector is not None:
+        from adapters.registry.api import IncompatibleSchema
+
         try:
             records = wire.reexpress(scenario.records, scenario.connector, connector)
             fitted = dataclasses.replace(scenario, connector=dict(connector), records=records)
             fitted = adapt.adapted(scenario, user_config.fit(fitted, connector)) if fit else fitted
-        except (wire.NotRealizable, ValueError) as e:
+        except (wire.NotRealizable, IncompatibleSchema) as e:
+            conv = str(connector.get("value.converter", "")).rsplit(".", 1)[-1] or "(not set)"
+            raise Unproducible(scenario.name, f"value.converter={conv}: no producer could write its records under "
+                                              f"this config ({e})") from None
+        except ValueError as e:
             raise InputError(f"{scenario.name} under the given connector config: {e}") from None
         changes.update(connector=fitted.connector, records=fitted.records, topics=fitted.topics, notes=fitted.notes,
                        faults=fitted.faults)
@@ -281,6 +303,26 @@ def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | N
     if seed is not None and scenario.seed is None:
         changes["seed"] = seed
     return dataclasses.replace(scenario, **changes) if changes else scenario
+
+
+def planned(scenario: Any, spec: str, *, connector: dict[str, str] | None, version: str | None, seed: int | None,
+            origin: str = "named") -> Any:
+    """`prepare`d for the run, or conformance.judging.verdicts.NotApplicable where the user's
+    connector config leaves nothing of the scenario's point (conformance.playing.applicable):
+    decided here, before anything runs, so it costs nothing."""
+    from conformance.judging.verdicts import NotApplicable
+    from conformance.playing.applicable import inapplicable
+
+    try:
+        sc = prepare(scenario, connector=connector, version=version, seed=seed)
+    except Unproducible as e:
+        if origin != "named":
+            raise
+        return NotApplicable(scenario.name, spec, e.reason, origin, ())
+    why = inapplicable(scenario, sc) if connector is not None else None
+    if why is None:
+        return sc
+    return NotApplicable(scenario.name, spec, why, origin, tuple(sorted(claimed_properties(sc, spec))))
 
 
 def named_scenarios(names: Sequence[str] | None) -> list[Any]:

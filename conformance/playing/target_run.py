@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.playing.generated import run_generated
-from conformance.playing.session import (InputError, Session, own_named_scenarios, prepare,
+from conformance.judging.verdicts import NotApplicable
+from conformance.playing.session import (InputError, Session, own_named_scenarios, planned, prepare,
     retire_if_passing, saved_failures, selected, slug)
 
 
@@ -35,8 +36,14 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
     # 2. named scenarios, then those about this target's own connector
     if named and not picked:
         named = named + own_named_scenarios(spec)
-    todo = [prepare(sc, connector=connector, version=version, seed=seed) for sc in named]
-    todo = [sc for sc in todo if selected(sc, spec, sess.props)]
+    todo = []
+    for sc in named:
+        p = planned(sc, spec, connector=connector, version=version, seed=seed)
+        if isinstance(p, NotApplicable):  # not run: its point cannot survive the user's config
+            if not sess.props or set(p.properties) & sess.props:
+                sess.not_applicable.append(p)
+        elif selected(p, spec, sess.props):
+            todo.append(p)
 
     def run_named(sc: Any) -> Any:
         if sess.over_budget():

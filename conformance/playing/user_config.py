@@ -95,6 +95,43 @@ def _converter_refusal(cfg: dict[str, str], part: str) -> str | None:
             f"value.converter={JSON_CONVERTER}")
 
 
+def checked(cfg: Mapping[str, str], target: str, version: str | None, what: str = "--connector-config") -> list[str]:
+    """What the command line and the pytest plugin both say of a user's config for `target`
+    before anything runs: a ValueError whose message is the one refusal (what sinkcheck cannot
+    honour, what the connector, Kafka or Kafka Connect would reject, what the Python sink cannot
+    write), else the warnings Connect would only log (keys nobody defines, a path.format whose
+    quote never closes), each "WHAT: warning"."""
+    from conformance.judging.claims import CONFLUENT_SEMANTICS
+    from conformance.inputs.connector_config import sink_config
+    from conformance.inputs.targets import target_kind
+    from reference_impl.config import ConfigError, config_warnings
+    from reference_impl.versions import VersionError
+
+    cfg = {str(k): str(v) for k, v in cfg.items()}
+    kind = "confluent" if target.startswith("model") else target_kind(target)
+    why = refusal(cfg, kind in CONFLUENT_SEMANTICS)
+    if why:
+        raise ValueError(f"{what}: {why}")
+    if kind not in CONFLUENT_SEMANTICS:
+        return []
+    try:
+        sink_config(cfg, version)
+    except ConfigError as e:
+        raise ValueError(f"{what} is rejected for {target}: {e}") from None
+    except VersionError as e:
+        raise ValueError(f"connector version: {e}") from None
+    warnings = [f"{what}: {w}" for w in config_warnings(cfg)]
+    if kind == "pysink":  # what the Python sink cannot write is refused here, not once per scenario
+        from adapters.pysink.errors import SinkConfigError
+        from adapters.pysink.settings import SinkSettings
+
+        try:
+            SinkSettings.from_config({"s3.bucket.name": "sinkcheck", "flush.size": "1", **cfg})
+        except SinkConfigError as e:
+            raise ValueError(f"{what} is rejected by the Python sink ({target}): {e}") from None
+    return warnings
+
+
 # --- topics -----------------------------------------------------------------------------------
 def config_topics(config: Mapping[str, str]) -> list[str]:
     return [t.strip() for t in str(config.get("topics", "")).split(",") if t.strip()]

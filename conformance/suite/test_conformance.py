@@ -43,21 +43,35 @@ def _run(name, scenario, target, out: Path, stack=None, plugin_path=None):
     return _RESULTS[key]
 
 
-def _scenario(name, connector):
+def _scenario(name, connector, target):
     """The named scenario, under the user's connector config if one is given (as `sinkcheck
-    run` plays it: records re-expressed for its converters, on its topics, with its fields)."""
-    from conformance.playing.session import prepare
+    run` plays it: records re-expressed for its converters, on its topics, with its fields), or
+    conformance.judging.verdicts.NotApplicable where that config leaves nothing of its point."""
+    from conformance.playing.session import planned
 
-    return prepare(SCENARIOS[name](), connector=connector, version=None, seed=None)
+    return planned(SCENARIOS[name](), target, connector=connector, version=None, seed=None)
+
+
+_NOT_APPLICABLE: set[tuple[str, str]] = set()
 
 
 @pytest.mark.sinkcheck
 @pytest.mark.parametrize("prop", [pytest.param(m.replace("_", "-"), marks=getattr(pytest.mark, m)) for m in PROPERTY_MARKERS])
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_named_scenario(name, prop, sinkcheck_target, sinkcheck_connector, sinkcheck_profile, sinkcheck_out,
-                        sinkcheck_stack, sinkcheck_plugin_path):
-    result = _run(name, _scenario(name, sinkcheck_connector), sinkcheck_target, sinkcheck_out, sinkcheck_stack,
-                  sinkcheck_plugin_path)
+                        sinkcheck_stack, sinkcheck_plugin_path, sinkcheck_outcomes):
+    from conformance.judging.verdicts import NotApplicable
+
+    scenario = _scenario(name, sinkcheck_connector, sinkcheck_target)
+    if isinstance(scenario, NotApplicable):  # not run: as `sinkcheck run` names it
+        if (sinkcheck_target, name) not in _NOT_APPLICABLE:
+            _NOT_APPLICABLE.add((sinkcheck_target, name))
+            sinkcheck_outcomes.not_applicable.append(scenario)
+        pytest.skip(f"not applicable: {scenario.reason}")
+    first = (sinkcheck_target, name) not in _RESULTS
+    result = _run(name, scenario, sinkcheck_target, sinkcheck_out, sinkcheck_stack, sinkcheck_plugin_path)
+    if first:
+        sinkcheck_outcomes.results.append(result)
     if result.untested:
         pytest.skip(f"the run tested nothing: {result.untested}")
     verdict = next(v for v in result.verdicts if v.property == prop)
@@ -85,7 +99,7 @@ def _generated_settings():
 @_generated_settings()
 @given(data=st.data())
 def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkcheck_out, sinkcheck_stack,
-                             sinkcheck_plugin_path):
+                             sinkcheck_plugin_path, sinkcheck_outcomes):
     from conformance.playing.session import execute
     from conformance.generators.configs import value_kinds_for
     from conformance.inputs.targets import target_kind
@@ -103,6 +117,7 @@ def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkch
     dataclasses.replace(scenario, played_on={"target": sinkcheck_target}).save(run_dir / "scenario.json")
     result = execute(scenario, sinkcheck_target, run_dir, sinkcheck_plugin_path, sinkcheck_stack)
     _record(result)
+    sinkcheck_outcomes.results.append(result)
     signatures = failure_signatures(result.all_verdicts())
     if signatures:
         failures = Path(".sinkcheck/failures")
