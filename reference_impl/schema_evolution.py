@@ -198,7 +198,7 @@ def _project_required(source: Schema, value: Any, target: Schema, checks: Schema
         return as_hashmap(projected, target.keys.type)  # type: ignore[union-attr]
     if source.type != t and _promotable(source.type, t) and isinstance(value, (int, float)) \
             and not isinstance(value, bool):
-        return _promote(value, t)
+        return _promote(value, source.type, t)
     return value
 
 
@@ -222,13 +222,33 @@ def _project_struct(source: Schema, value: Struct, target: Schema, checks: Schem
     return Struct(target, out)
 
 
-def _promote(value: int | float, target: str) -> int | float:
-    """Number.byteValue() … doubleValue(): a widening, so only float32's rounding shows."""
+def _promote(value: int | float, source: str, target: str) -> int | float:
+    """Number.byteValue() … doubleValue() of the Java object the source type holds: a widening,
+    so only float32's rounding shows. A float32 value is a Float: widened to float64 it is that
+    float's exact double (0.001f -> 0.0010000000474974513), not the decimal it was written as;
+    an integer becomes a Float in one rounding (Long.floatValue), not through a double."""
     if target in ("int8", "int16", "int32", "int64"):
         return int(value)
-    if target == "float32":
-        return _struct.unpack("<f", _struct.pack("<f", float(value)))[0]
-    return float(value)
+    if isinstance(value, int):
+        return _long_to_float(value) if target == "float32" else float(value)
+    x = _to_float32(value) if source == "float32" else float(value)
+    return _to_float32(x) if target == "float32" else x
+
+
+def _to_float32(x: float) -> float:
+    return _struct.unpack("<f", _struct.pack("<f", float(x)))[0]
+
+
+def _long_to_float(n: int) -> float:
+    """(float) n, rounded to nearest-even at 24 significant bits directly from the integer."""
+    a = abs(n)
+    if a.bit_length() <= 24:
+        return float(n)
+    shift = a.bit_length() - 24
+    q, r = divmod(a, 1 << shift)
+    if r > 1 << (shift - 1) or (r == 1 << (shift - 1) and q & 1):
+        q += 1
+    return float(q << shift) if n >= 0 else -float(q << shift)
 
 
 def _java_type(schema: Schema) -> str:

@@ -159,3 +159,61 @@ def test_R14_7_a_projected_map_iterates_as_the_new_hashmap_projectMap_fills():
     value = Struct(v1, {"attrs": as_hashmap({"channel": "web", "note": "x"}, "string", 2)})
     assert list(value.get("attrs")) == ["channel", "note"]
     assert list(project(v1, value, v2).get("attrs")) == ["note", "channel"]
+
+
+def _java_order(keys: list, hashes: dict) -> list:
+    """A `new HashMap<>()` filled with `keys` in order, as it iterates: the final table (16
+    buckets, doubled while it holds more than 3/4) read bucket by bucket, each bucket in the order
+    its keys were put (a resize splits a bucket keeping that order)."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+    return sorted(keys, key=lambda k: (hashes[k] ^ (hashes[k] >> 16)) & (capacity - 1))  # a stable sort
+
+
+def test_R14_7_a_projected_map_of_more_than_12_int_keys_is_a_new_hashmap_of_32_buckets_filled_in_source_order():
+    """projectMap: `new HashMap<>()`, put in the source map's entrySet order; 14 entries take it
+    to 32 buckets. 65, 33 and 1 share bucket 1 and keep the source's order; Long.hashCode of a
+    widened key (value ^ value >>> 32) is the int's own for these."""
+    from reference_impl.connect_data import Struct
+
+    source_order = [65, 33, 1, 40, 8, 31, 30, 17, 2, 99, 64, 0, 5, 12]
+    m = {"type": "map", "optional": False, "keys": {"type": "int32", "optional": False},
+         "values": {"type": "string", "optional": False}}
+    v1 = parse_schema(schema(1, {"field": "codes", **m}))
+    v2 = parse_schema(schema(2, {"field": "codes", **m, "keys": {"type": "int64", "optional": False}}))
+    value = Struct(v1, {"codes": {k: str(k) for k in source_order}})  # the model holds a map in Java's order
+    projected = project(v1, value, v2).get("codes")
+    assert list(projected) == _java_order(source_order, {k: k for k in source_order})
+    assert list(projected)[:5] == [64, 0, 65, 33, 1]  # 64 before 0: the source put it first
+    assert projected[65] == "65"
+
+
+def test_R14_7_a_projected_map_of_string_keys_follows_string_hashcode():
+    from reference_impl.connect_data import Struct
+    from reference_impl.javamap import string_hash
+
+    source_order = [f"key{i}" for i in range(13, 0, -1)] + ["channel", "note"]
+    m = {"type": "map", "optional": False, "keys": {"type": "string", "optional": False},
+         "values": {"type": "int32", "optional": False}}
+    v1 = parse_schema(schema(1, {"field": "attrs", **m}))
+    v2 = parse_schema(schema(2, {"field": "attrs", **m, "values": {"type": "int64", "optional": False}}))
+    value = Struct(v1, {"attrs": {k: i for i, k in enumerate(source_order)}})
+    projected = project(v1, value, v2).get("attrs")
+    assert list(projected) == _java_order(source_order, {k: string_hash(k) for k in source_order})
+    assert string_hash("note") == 3387378  # "note".hashCode() in Java
+
+
+def test_R14_7_a_float32_widened_to_float64_is_the_floats_exact_double():
+    """projectPrimitive: Float.doubleValue(); JsonConverter read 0.001 into a Float (0.001f), so
+    the projected double is 0.0010000000474974513, not 0.001 (thorough --seed 2, generated-602,
+    orders-0@20 under FULL, AvroFormat). A Long becomes a float in one rounding."""
+    from reference_impl.connect_data import Struct
+
+    v1 = parse_schema(schema(1, {"field": "f", "type": "float", "optional": False},
+                             {"field": "n", "type": "int64", "optional": False}))
+    v2 = parse_schema(schema(2, {"field": "f", "type": "double", "optional": False},
+                             {"field": "n", "type": "float", "optional": False}))
+    out = project(v1, Struct(v1, {"f": 0.001, "n": 2**60 + 2**36 + 1}), v2)
+    assert out.get("f") == 0.0010000000474974513
+    assert out.get("n") == float(2**60 + 2**37)  # through a double it would be 2**60

@@ -503,3 +503,42 @@ def test_enum_change_incompatible_rotates_where_the_connector_projects():
     values = [env(rgb, {"color": "RED"}), env(rg, {"color": "GREEN"})]
     assert files(run(values, "FORWARD")[0]) == {0: [{"color": "RED"}, {"color": "GREEN"}]}
     assert files(run(values, "FORWARD", "enum-change-incompatible")[0]) == {0: [{"color": "RED"}], 1: [{"color": "GREEN"}]}
+
+
+def _java_order(keys, hashes):
+    """A `new HashMap<>()` filled with `keys` in order, as it iterates: the final table (16
+    buckets, doubled while more than 3/4 full) bucket by bucket, each in put order."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+    return sorted(keys, key=lambda k: (hashes[k] ^ (hashes[k] >> 16)) & (capacity - 1))
+
+
+def _string_hash(s):
+    h = 0
+    for ch in s:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h
+
+
+def test_R14_7_a_projected_map_is_written_as_a_new_hashmap_filled_in_the_source_maps_order():
+    """projectMap iterates the source map (JsonConverter's `new HashMap<>()`, filled in document
+    order) into a `new HashMap<>()`; the writer iterates that. 14 int keys: 32 buckets, 65/33/1
+    sharing bucket 1 in the source's order. String keys by String.hashCode."""
+    from adapters.pysink.jsonwrite import hashmap_entries
+
+    doc = [99, 12, 1, 33, 65, 40, 8, 31, 30, 17, 2, 64, 0, 5]
+    source = {"type": "map", "keys": {"type": "int32"}, "values": {"type": "string"}}
+    target = {"type": "map", "keys": {"type": "int64"}, "values": {"type": "string"}}
+    projected = FULL.project_value(source, [[k, str(k)] for k in doc], target)
+    written = [k for k, _ in hashmap_entries([(k, v) for k, v in projected], "int64")]
+    converted = _java_order(doc, {k: k for k in doc})
+    assert written == _java_order(converted, {k: k for k in doc})
+    assert written[:5] == [64, 0, 1, 33, 65]
+    names = [f"key{i}" for i in range(13, 0, -1)] + ["channel", "note"]
+    strings = {"type": "map", "keys": {"type": "string"}, "values": {"type": "int32"}}
+    projected = FULL.project_value(strings, {k: i for i, k in enumerate(names)}, {**strings, "values": {"type": "int64"}})
+    written = [k for k, _ in hashmap_entries(list(projected.items()), "string")]
+    hashes = {k: _string_hash(k) for k in names}
+    assert written == _java_order(_java_order(names, hashes), hashes)
+    assert _string_hash("note") == 3387378
