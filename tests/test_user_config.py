@@ -295,3 +295,18 @@ def test_R12_1_a_generated_stream_under_a_record_field_config_commits_before_its
     assert fatal_after_a_commit(users, stream) == (stream, None)  # without `dt`: nothing commits
     played, fatal_put = fatal_after_a_commit(users, with_fields(stream, users))
     assert fatal_put == 3 and played[3]["value"] is None
+
+
+def test_R11_3_a_sink_writing_only_the_first_header_fails_contents_under_the_default_avro_headers_format(tmp_path):
+    """keys-headers-stored.json sets no headers.format.class: the headers objects are AvroFormat.
+    The faulty variant dropped headers only from JsonFormat's line and wrote every header into
+    the Avro row, so it passed; now its Avro rows lack them and `contents` says so."""
+    args = ["run", "--connector-config", str(CONFIGS / "keys-headers-stored.json"), "--scenario",
+            "naming-options-keys-headers", "--examples", "0", "--seed", "5", "--no-preflight", "--no-save-failures",
+            "--failures-dir", str(tmp_path / "failures")]
+    assert main([*args, "--target", "pysink", "--out", str(tmp_path / "ok")]) == Exit.OK
+    assert main([*args, "--target", "pysink:headers-first-only", "--out", str(tmp_path / "bad")]) == 1
+    (result,) = json.loads((tmp_path / "bad" / "results.json").read_text())["results"]
+    failed = {v["property"] for v in result["verdicts"] if v["claimed"] and v["status"] == "fail"}
+    assert failed == {"contents"}, failed
+    assert any(".headers.avro" in k for o in result["objects"] for k in [o["key"]])

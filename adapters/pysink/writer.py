@@ -280,7 +280,7 @@ class Writer:
         if self.s.headers:  # R11.4: no headers
             f = by_view["headers"]
             out["headers"] = (self.headers_bytes(rec) if f.fmt.kind == "line"
-                              else self.prepared(f, headers_view(header_strings(rec)), rec))
+                              else self.prepared(f, self.headers_view(rec), rec))
         if fs.has_value:
             f = by_view["value"]
             out["value"] = (self.value_bytes(rec, schema, payload, has_schema) if f.fmt.kind == "line"
@@ -317,8 +317,12 @@ class Writer:
         return key_line(rec, self.s.key_conv, self.decimal_format())
 
     def headers_bytes(self, rec: LogRecord) -> bytes:
-        """R11.3: every header of the record, in its order."""
+        """R11.3: every header of the record, in its order (JsonFormat's line)."""
         return headers_line(rec)
+
+    def headers_view(self, rec: LogRecord) -> View:
+        """R11.3: every header of the record, in its order, as the Avro or Parquet headers row."""
+        return headers_view(header_strings(rec))
 
     def value_bytes(self, rec: LogRecord, schema: Any, payload: Any, has_schema: bool) -> bytes:
         """R10.1: JsonFormat writes the Connect data the converter made (schema field order, Java's

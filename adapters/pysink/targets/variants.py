@@ -19,7 +19,7 @@ from adapters.pysink.log import TP, LogRecord
 from adapters.pysink.settings import SinkSettings
 from adapters.pysink.sink import SinkInstance, SinkTask
 from adapters.pysink.timestamps import _local_to_utc, parse_iso_ms, time_bucket, utc_offset_ms
-from adapters.pysink.objectformats import ObjectFormat
+from adapters.pysink.objectformats import ObjectFormat, View
 from adapters.pysink.jsonwrite import SizedMap, SizedPairs, capacity_of
 from adapters.pysink.projection import UNSET, Compatibility, filtered, parameters, schema_equals
 from adapters.pysink.writer import Finished, OpenFile, Writer
@@ -317,10 +317,18 @@ class UnstableBoundaries(Writer):
 # --- what a record writes ------------------------------------------------------------------------
 
 class HeadersFirstOnly(Writer):
-    """Writes only the first header of each record (R11.3)."""
+    """Writes only the first header of each record (R11.3), in every headers format: the JSON
+    line and the Avro or Parquet row alike."""
 
     def headers_bytes(self, rec: LogRecord) -> bytes:
-        return super().headers_bytes(dataclasses.replace(rec, headers=rec.headers[:1]) if rec.headers else rec)
+        return super().headers_bytes(_first_header_only(rec))
+
+    def headers_view(self, rec: LogRecord) -> View:
+        return super().headers_view(_first_header_only(rec))
+
+
+def _first_header_only(rec: LogRecord) -> LogRecord:
+    return dataclasses.replace(rec, headers=rec.headers[:1]) if rec.headers else rec
 
 
 class KeysUnquoted(Writer):
