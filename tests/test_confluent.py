@@ -38,11 +38,12 @@ NAMES = [name for name in SUITE if name in LIVE]
 EXPECTED = {name: "pass" for name in NAMES}
 
 
-def _registry_converters() -> bool:
-    """Whether the named scenarios need the Schema Registry converters on the worker (AvroConverter)."""
+def _registry_converters(names=None) -> bool:
+    """Whether the named scenarios `names` (all of them by default) need the Schema Registry
+    converters on the worker (AvroConverter)."""
     from adapters.connect.converters import needs_registry_converters
 
-    return any(needs_registry_converters(SUITE[n]().connector) for n in NAMES)
+    return any(needs_registry_converters(SUITE[n]().connector) for n in (NAMES if names is None else names))
 
 
 def _stack(spec: str, tmp_path_factory):
@@ -73,8 +74,12 @@ def named_results(stack, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("named")
     names = NAMES
+    alone = [n for n in names if needs_stack_alone(SUITE[n]())]
+    # the spare takes only the runs that need a stack alone (crashes, zombies, workers joining):
+    # a registry and its converter plugins there only if one of them reads the registry's wire
+    # format (each start of a worker with them scans them, 4 to 8 s, and a crash restarts one)
     spare = SpareStack(lambda: start_connect_stack(TARGET, tmp_path_factory.mktemp("stack-spare"),
-                                                   registry_converters=_registry_converters()))
+                                                   registry_converters=_registry_converters(alone)))
 
     def run(name):
         sc = on_shared_stack(SUITE[name](), f"-n{names.index(name)}")
