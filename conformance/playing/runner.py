@@ -7,7 +7,7 @@ import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from adapters.observation import FaultEvent, Observation
 from adapters.target import Fault, Target, TargetError, TargetInfo
@@ -24,6 +24,7 @@ from conformance.playing.user_config import unread_topics
 from conformance.inputs.targets import (connect_profile, data_key_glob_of, make_target, parts_follow_flush, simulated,
                                  target_kind, translation_for, uploads_of, worker_converters)
 from conformance.judging.verdicts import PASS, UNKNOWN, Verdict, overall
+from reference_impl.catch_up import catch_up_allowance_s
 from reference_impl.config import SinkConfig
 from reference_impl.converters import ConverterError
 from reference_impl.engine.expectation import Expectation
@@ -70,6 +71,18 @@ class RunResult:
 
     def failed(self) -> list[Verdict]:
         return [v for v in self.all_verdicts() if v.claimed and v.status == "fail"]
+
+
+def final_quiet_timeout_s(base_s: float, cfg: SinkConfig | None, faults: Sequence[FaultStep], records: int,
+                          runs_the_connector: bool) -> float:
+    """How long the last wait for quiet may take: `base_s`, and where a fault can make a task
+    re-read records whose files are already in S3 under conditional writes, one retry.backoff.ms
+    per record on top (reference_impl.catch_up: a zombie's ten files cost 12.1.9 sixty seconds
+    of 412s, more than the base 60 s wait left). Only for the connector itself on Kafka Connect,
+    whose backoff is wall time: the Python sink and its simulation keep the base wait."""
+    if not runs_the_connector or not faults:
+        return base_s
+    return base_s + catch_up_allowance_s(cfg, records)
 
 
 def model_config(scenario: Scenario, kind: str) -> SinkConfig | None:
@@ -409,7 +422,9 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
                 with timer("faults"):
                     tgt.apply_fault(Fault(step.kind, step.params))
         with timer("wait until quiet"):
-            tgt.wait_until_quiet(quiet_timeout_s)
+            tgt.wait_until_quiet(final_quiet_timeout_s(
+                quiet_timeout_s, cfg, fault_steps, len(scenario.records),
+                target_spec.startswith("kafka-connect:") and kind == "confluent"))
         if front is not None:
             front.release()
         with timer("observe"):
