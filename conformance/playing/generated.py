@@ -41,7 +41,8 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
                                    phases=[Phase.generate], suppress_health_check=list(HealthCheck),
                                    verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records, with_faults=with_faults,
                                                                              formats=formats, kinds=values))(collect)))()
-    out += evolution_top_up(out, formats, values, max_records, with_faults, seed, derandomize)
+    if n >= EVOLUTION_TOP_UP_FROM:
+        out += evolution_top_up(out, formats, values, max_records, with_faults, seed, derandomize)
     return [dataclasses.replace(sc, name=f"generated-{i:03d}", seed=seed) for i, sc in enumerate(out)]
 
 
@@ -55,6 +56,9 @@ def _first_evolving(found: list[Any], pair: tuple[str, str]) -> Any:
     return keep
 
 
+# profiles drawing this many scenarios or more are topped up (the simulated ones: ci 100); a real
+# target's ten would get a dozen more runs, longer than the ten themselves
+EVOLUTION_TOP_UP_FROM = 50
 # the Hypothesis seeds of the top-up batches (missing_evolution), apart from the generation batches
 TOP_UP_SEED = 900_000
 
@@ -263,7 +267,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         for batch_seed, size in generation_batches(n, seed, derandomize):
             if not (going := play(strategy, batch_seed, size)):
                 break
-        if going and connector is None and not spec.startswith("model"):
+        if going and n >= EVOLUTION_TOP_UP_FROM and connector is None and not spec.startswith("model"):
             # the (converter, schema.compatibility) pairs no stream played evolved under: one
             # batch each with the pair asked for, its first stream that evolves under it played
             for i, pair in enumerate(missing_evolution(played, formats_for(target_kind(spec)))):
