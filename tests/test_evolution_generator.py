@@ -122,7 +122,16 @@ def profile_ci_on_pysink() -> tuple:
     from conformance.playing.generated import generated_scenarios
     from conformance.playing.session import SIMULATED_EXAMPLES
 
-    return tuple(generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",)))
+    from hypothesis import settings
+
+    # drawn under Hypothesis's default settings, as `sinkcheck run` draws (this test run's own
+    # profile, tests/conftest.py, moves the draws)
+    before = settings._current_profile
+    settings.load_profile("default")
+    try:
+        return tuple(generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",)))
+    finally:
+        settings.load_profile(before)
 
 
 def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_and_registry_converter():
@@ -154,5 +163,9 @@ def test_profile_ci_on_the_python_sink_meets_every_class_of_production_input():
             return False
         return True
 
-    met = Counter(c for sc in profile_ci_on_pysink() if played(sc) for c in input_classes(sc))
+    from conformance.catalog.named import SUITE
+
+    # what --profile ci plays: the suite's named scenarios and the generated ones
+    named = [f() for f in SUITE.values()]
+    met = Counter(c for sc in [*named, *profile_ci_on_pysink()] if played(sc) for c in input_classes(sc))
     assert not [c for c in INPUT_CLASSES if not met[c]], {c: met[c] for c in INPUT_CLASSES}

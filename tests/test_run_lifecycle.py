@@ -23,6 +23,13 @@ from test_cli_exit_codes import CHEAP, FLAKY, LosingTarget, PassingTarget, Switc
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def interruptible() -> None:
+    """The command's SIGINT as a terminal gives it: a test run started in the background (a CI
+    job's shell, `cmd &`) has SIGINT ignored, and sinkcheck keeps a signal ignored at its start
+    ignored (sinkcheck.lifecycle), so the signal sent would never reach it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_keeps_the_finished_runs_in_reports_marked_interrupted(tmp_path: Path, sig: int, code: int) -> None:
     out = tmp_path / "out"
@@ -30,7 +37,8 @@ def test_a_signal_keeps_the_finished_runs_in_reports_marked_interrupted(tmp_path
     proc = subprocess.Popen([sys.executable, "-m", "sinkcheck", "run", "--target", "pysink", "--profile", "ci",
                              "--scenario", "rotate-interval-table", "--scenario", "rotate-schedule-table",
                              "--examples", "100", "--no-preflight", "--no-save-failures", "--out", str(out)],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
     try:
         assert proc.stderr is not None
         for line in proc.stderr:  # not a TTY: one progress line per run started
@@ -189,7 +197,8 @@ def test_a_signal_during_a_gate_keeps_both_sides_finished_runs(tmp_path: Path) -
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.Popen([sys.executable, "-m", "sinkcheck", "gate", "--baseline", "model@10.5.23", "--candidate",
                              "model@10.6.3", "--profile", "ci", "--out", str(out)],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
     try:
         assert proc.stderr is not None
         for line in proc.stderr:

@@ -97,6 +97,36 @@ POINTS: dict[str, tuple[str, ...]] = {
     "evolution-nested-type-json": ("schemas", "same:schema.compatibility"),
     "evolution-forward-map-json": ("schemas", "same:schema.compatibility"),
     "evolution-lowercase-backward-json": ("schemas", "same:schema.compatibility"),
+    # production input (conformance.catalog.inputs): a topic's name, its partition numbers and
+    # its text are what the user's topics and records carry once fitted
+    "dotted-topic": (),
+    "two-digit-partition": (),
+    "text-escaping-stream": (),
+    "field-partition-unsorted": ("field-partitioner", "schemas"),
+    "record-larger-than-part": ("multipart",),
+    "bytearray-record-larger-than-part": ("format:ByteArrayFormat", "multipart"),
+    "null-header-stored": ("same:store.kafka.headers",),
+    "decimal-base64": ("schemas", "format:JsonFormat", "same:json.decimal.format"),
+    # S3's answers (conformance.catalog.s3_statuses): a 412 answers a conditional write, which
+    # scheduled rotation turns on (R8.1); the other answers meet any config's uploads
+    **{n: ("scheduled-rotation",) for n in ("s3-412-with-the-object", "s3-412-without-the-object",
+                                            "s3-412-without-the-object-head-403",
+                                            "s3-412-without-the-object-two-partitions")},
+    **{n: () for n in ("s3-429-on-complete", "s3-429-on-part", "s3-access-denied-on-complete",
+                       "s3-no-such-upload-on-complete", "s3-no-such-upload-on-part",
+                       "s3-request-timeout-on-a-later-part", "s3-request-timeout-on-part", "s3-reset-mid-complete",
+                       "s3-reset-mid-part", "s3-signature-mismatch-on-part", "s3-stalled-complete-answer")},
+    # schema evolution through AvroConverter alone (enums, unions, the record's doc)
+    "evolution-record-doc-avro": ("avro-converter", "same:schema.compatibility"),
+    "evolution-enum-symbol-dropped-avro": ("avro-converter", "same:schema.compatibility"),
+    "evolution-union-nested-forward-avro": ("avro-converter", "same:schema.compatibility"),
+    "evolution-map-of-records-json": ("schemas", "same:schema.compatibility"),
+    # ProtobufConverter's records into each format, and its versions under each mode
+    "protobuf-converter-to-json": ("same:value.converter", "format:JsonFormat"),
+    "protobuf-converter-to-avro": ("same:value.converter", "format:AvroFormat"),
+    "protobuf-converter-to-parquet": ("same:value.converter", "format:ParquetFormat"),
+    **{f"protobuf-evolution-{m}": ("same:value.converter", "same:schema.compatibility")
+       for m in ("backward", "forward", "full", "none")},
     "null-value-stops-the-task": ("same:errors.tolerance",),
     "null-value-tolerated": ("same:errors.tolerance",),
 }
