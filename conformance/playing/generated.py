@@ -41,8 +41,7 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
                                    phases=[Phase.generate], suppress_health_check=list(HealthCheck),
                                    verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records, with_faults=with_faults,
                                                                              formats=formats, kinds=values))(collect)))()
-    if n >= EVOLUTION_TOP_UP_FROM:
-        out += evolution_top_up(out, formats, values, max_records, with_faults, seed, derandomize)
+    out += evolution_top_up(out, n, formats, values, max_records, with_faults, seed, derandomize)
     return [dataclasses.replace(sc, name=f"generated-{i:03d}", seed=seed) for i, sc in enumerate(out)]
 
 
@@ -63,25 +62,26 @@ EVOLUTION_TOP_UP_FROM = 50
 TOP_UP_SEED = 900_000
 
 
-def missing_evolution(drawn: list[Any], formats: tuple[str, ...]) -> list[tuple[str, str]]:
+def missing_evolution(drawn: list[Any], formats: tuple[str, ...], n: int) -> list[tuple[str, str]]:
     """The (value converter, schema.compatibility) pairs no stream of `drawn` evolves under,
     among the converters `drawn` gives values through, where the formats take
     schema.compatibility (Confluent's connector and the Python sink). A profile's hundred
     independent draws miss a pair of twelve now and then, and a pair never played is a
     projection rule never tested (R14): a top-up batch asks for each (the evolving argument
-    of conformance.generators.strategies.scenarios)."""
+    of conformance.generators.strategies.scenarios). None for a run of fewer than
+    EVOLUTION_TOP_UP_FROM generated scenarios (`n`)."""
     from conformance.generators.configs import CONFLUENT_FORMATS, COMPATIBILITY_MODES, EVOLVING_CONVERTERS
     from conformance.generators.evolution import evolving_streams
     from conformance.inputs.scenario import converter_kind
 
-    if formats != CONFLUENT_FORMATS:
+    if formats != CONFLUENT_FORMATS or n < EVOLUTION_TOP_UP_FROM:
         return []
     seen = set(evolving_streams(drawn))
     converters = {converter_kind(sc.connector) for sc in drawn} & set(EVOLVING_CONVERTERS)
     return [(c, m) for c in sorted(converters) for m in COMPATIBILITY_MODES if (c, m) not in seen]
 
 
-def evolution_top_up(drawn: list[Any], formats: tuple[str, ...], values: tuple[str, ...] | None, max_records: int,
+def evolution_top_up(drawn: list[Any], n: int, formats: tuple[str, ...], values: tuple[str, ...] | None, max_records: int,
                      with_faults: bool, seed: int | None, derandomize: bool) -> list[Any]:
     """For each pair missing_evolution names, the first stream of a batch drawn with the pair
     asked for that evolves under it (as run_generated's top-up batches play it)."""
@@ -90,13 +90,12 @@ def evolution_top_up(drawn: list[Any], formats: tuple[str, ...], values: tuple[s
 
     from conformance.generators.strategies import scenarios
 
-    base = 0 if derandomize or seed is None else seed * 10_007
     more: list[Any] = []
-    for i, pair in enumerate(missing_evolution(drawn, formats)):
+    for i, pair in enumerate(missing_evolution(drawn, formats, n)):
         found: list[Any] = []
         keep = _first_evolving(found, pair)
 
-        hseed(TOP_UP_SEED + i + base)(settings(database=None, max_examples=GENERATION_BATCH, derandomize=False,
+        hseed(top_up_seed(i, seed, derandomize))(settings(database=None, max_examples=GENERATION_BATCH, derandomize=False,
                                                deadline=None, phases=[Phase.generate],
                                                suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)(
             given(scenarios(max_records=max_records, with_faults=with_faults, formats=formats, kinds=values,
@@ -111,10 +110,21 @@ def evolution_top_up(drawn: list[Any], formats: tuple[str, ...], values: tuple[s
 GENERATION_BATCH = 10
 
 
+def seed_base(seed: int | None, derandomize: bool) -> int:
+    """The first Hypothesis seed of a run's batches: fixed under a derandomized profile, else
+    from the run's seed (printed in every summary)."""
+    return 0 if derandomize or seed is None else seed * 10_007
+
+
+def top_up_seed(i: int, seed: int | None, derandomize: bool) -> int:
+    """The Hypothesis seed of the i-th evolution top-up batch, apart from the generation batches'."""
+    return TOP_UP_SEED + i + seed_base(seed, derandomize)
+
+
 def generation_batches(n: int, seed: int | None, derandomize: bool) -> list[tuple[int, int]]:
     """(Hypothesis seed, examples) of each batch: fixed seeds under a derandomized profile,
     else seeds from the run's seed (printed in every summary)."""
-    base = 0 if derandomize or seed is None else seed * 10_007
+    base = seed_base(seed, derandomize)
     return [(base + b, min(GENERATION_BATCH, n - b * GENERATION_BATCH))
             for b in range((n + GENERATION_BATCH - 1) // GENERATION_BATCH)]
 
@@ -267,15 +277,14 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         for batch_seed, size in generation_batches(n, seed, derandomize):
             if not (going := play(strategy, batch_seed, size)):
                 break
-        if going and n >= EVOLUTION_TOP_UP_FROM and connector is None and not spec.startswith("model"):
+        if going and connector is None and not spec.startswith("model"):
             # the (converter, schema.compatibility) pairs no stream played evolved under: one
             # batch each with the pair asked for, its first stream that evolves under it played
-            for i, pair in enumerate(missing_evolution(played, formats_for(target_kind(spec)))):
+            for i, pair in enumerate(missing_evolution(played, formats_for(target_kind(spec)), n)):
                 want["pair"] = pair
                 pinned = scenarios(max_records=max_records, with_faults=with_faults, formats=formats_for(target_kind(spec)),
                                    kinds=value_kinds_for(target_kind(spec)), evolving=pair)
-                if not play(pinned, TOP_UP_SEED + i + (0 if derandomize or seed is None else seed * 10_007),
-                            GENERATION_BATCH):
+                if not play(pinned, top_up_seed(i, seed, derandomize), GENERATION_BATCH):
                     break
         if going and n >= STATUS_SWEEP_FROM and with_faults and not spec.startswith("model") and not counts["errored"]:
             reported += status_sweep(sess, spec, reported, connector, version, seed, gen_dir)
