@@ -16,16 +16,87 @@ from conformance.playing.runner import RunResult, run_scenario
 
 KILLS_WANTED = 2  # scenarios that must kill each variant
 
+# The scenarios aimed at each variant, played first in its row: the two that killed it first when
+# every row played the catalog in order (a7de462: 1312 runs, 47 rows of 2 to 65 scenarios; now
+# 2 a row). An aim is a guess about where to look, not part of the proof: a row still counts only
+# the scenarios that failed a claimed property, and when an aimed one does not kill (a scenario or
+# a variant changed) it goes on through the rest of the catalog in order, as before (stale_aims
+# names them). A variant without an entry plays the catalog in order.
+AIMED: dict[str, tuple[str, ...]] = {
+    "commit-before-upload": ("crash-during-complete", "zombie-task"),
+    "rotate-on-wallclock": ("late-records-at-hour-edges", "rotate-interval-table"),
+    "renumber-after-restart": ("crash-mid-stream", "task-restart-mid-stream"),
+    "no-partition-change-rotation": ("late-records-at-hour-edges", "local-midnight-daily"),
+    "partial-visible": ("crash-during-complete", "retriable-503-on-upload"),
+    "drop-after-retriable": ("retriable-503-on-upload", "error-inside-200-not-applied"),
+    "unstable-boundaries": ("crash-mid-stream", "crash-during-complete"),
+    "leak-multipart": ("retriable-503-on-upload", "error-inside-200-not-applied"),
+    "zombie-overwrite": ("zombie-task", "zombie-with-keys"),
+    "last-record-missing": ("late-records-at-hour-edges", "crash-mid-stream"),
+    "no-trailing-separator": ("late-records-at-hour-edges", "crash-mid-stream"),
+    "ignore-topics-dir": ("naming-options-keys-headers", "bytearray-options"),
+    "pad-capped": ("naming-options-keys-headers", "local-midnight-daily"),
+    "utc-buckets": ("local-midnight-daily", "dst-time-based-new-york"),
+    "dst-fixed-offset": ("dst-hourly-berlin", "dst-hourly-lord-howe"),
+    "rotate-interval-exclusive": ("idle-partition-never-flushes", "dst-hourly-berlin"),
+    "headers-first-only": ("naming-options-keys-headers", "struct-types-numeric"),
+    "keys-unquoted": ("naming-options-keys-headers", "zombie-with-keys"),
+    "json-as-received": ("naming-options-keys-headers", "struct-types-numeric"),
+    "decimal-always-base64": ("struct-types-numeric", "field-partition-decimals"),
+    "error-200-ignored": ("error-inside-200-not-applied", "error-inside-200-with-keys"),
+    "field-slash-escaped": ("struct-types-numeric", "field-partition-decimals"),
+    "floor-buckets": ("pre-1970-record-field", "pre-1970-record-field-text"),
+    "naive-iso-in-zone": ("pre-1970-record-field-text", "offsetless-iso-berlin"),
+    "schedule-from-file-open": ("schedule-unaligned-open", "schedule-after-size-rotation"),
+    "base-time-kept-on-size": ("pre-1970-daily-size-and-interval", "offsetless-iso-berlin"),
+    "no-idle-schedule-reset": ("schedule-unaligned-open", "schedule-idle-burst"),
+    "interval-abs-difference": ("pre-1970-daily-size-and-interval", "offsetless-iso-berlin"),
+    "flush-size-per-file": ("struct-types-numeric", "dst-time-based-new-york"),
+    "tombstone-change-rotates": ("tombstones-amid-interval-rotation", "tombstones-amid-record-field-windows"),
+    "epoch-seconds-guess": ("pre-1970-record-field", "offsetless-iso-berlin"),
+    "logical-types-plain": ("avro-connect-types", "parquet-connect-types"),
+    "no-rotation-on-incompatible": ("avro-converter-schema-versions", "evolution-backward-avro"),
+    "projection-drops-default": ("evolution-backward-avro", "evolution-full-parquet"),
+    "nested-incompatible-compatible": ("evolution-backward-avro", "evolution-full-parquet"),
+    "enum-change-incompatible": ("evolution-backward-avro", "evolution-full-parquet"),
+    "projected-map-keeps-order": ("evolution-record-doc-avro", "evolution-union-nested-forward-avro"),
+    "topic-dots-replaced": ("avro-connect-types", "parquet-connect-types"),
+    "partition-fields-sorted": ("field-partition-unsorted", "decimal-base64"),
+    "html-escaping-json": ("avro-converter-to-json-hourly", "dotted-topic"),
+    "partition-zero-padded": ("field-partition-unsorted", "two-digit-partition"),
+    "part-bounded-files": ("record-larger-than-part", "bytearray-record-larger-than-part"),
+    "precondition-as-exists": ("s3-412-without-the-object", "s3-412-without-the-object-two-partitions"),
+    "no-such-upload-skips-file": ("s3-no-such-upload-on-complete", "s3-no-such-upload-on-part"),
+    "throttling-fatal": ("s3-429-on-part", "s3-429-on-complete"),
+    "request-timeout-on-part-fatal": ("s3-request-timeout-on-part", "s3-request-timeout-on-a-later-part"),
+    "reset-as-success": ("s3-reset-mid-complete", "s3-reset-mid-part"),
+}
+
 
 def killers(row: dict[str, list[str]]) -> list[str]:
     """The scenarios that killed a variant (in any claimed property), in the order they ran."""
     return list(dict.fromkeys(n for names in row.values() for n in names))
 
 
+def play_order(variant: str, names: list[str]) -> list[str]:
+    """The order `variant`'s row plays `names` in: its aimed scenarios first (those of them in
+    `names`), then the rest in catalog order. The correct sink plays them all, in catalog order."""
+    aimed = [n for n in AIMED.get(variant, ()) if n in names] if variant != "correct" else []
+    return aimed + [n for n in names if n not in aimed]
+
+
+def stale_aims(matrix: dict[str, dict[str, list[str]]]) -> dict[str, list[str]]:
+    """variant -> its aimed scenarios that did not kill it in a matrix of the whole catalog (its
+    row went on through the catalog): AIMED wants updating there. Not a weakness of the suite;
+    `weak` judges the kills."""
+    return {v: missed for v, row in matrix.items()
+            if (missed := [n for n in AIMED.get(v, ()) if n in KILL_SCENARIOS and n not in killers(row)])}
+
+
 def variant_row(variant: str, names: list[str], out: Path, quiet_timeout_s: float = 30,
                 enough: int | None = KILLS_WANTED) -> dict[str, list[str]]:
-    """One row of the matrix: property -> the scenarios in which `variant` failed it, in catalog
-    order. A faulty variant stops once `enough` scenarios killed it; the correct sink plays
+    """One row of the matrix: property -> the scenarios in which `variant` failed it, played in
+    play_order. A faulty variant stops once `enough` scenarios killed it; the correct sink plays
     them all."""
     target = "pysink" if variant == "correct" else f"pysink:{variant}"
     row: dict[str, list[str]] = {}
@@ -38,7 +109,7 @@ def variant_row(variant: str, names: list[str], out: Path, quiet_timeout_s: floa
 
         s3 = MotoS3Server(out / variant / "s3").start()
     try:
-        for name in names:
+        for name in play_order(variant, names):
             if variant != "correct" and enough is not None and len(killers(row)) >= enough:
                 break
             res: RunResult = run_scenario(KILL_SCENARIOS[name](), target, out / variant / name,
