@@ -8,13 +8,13 @@ import warnings
 from adapters.pysink import VARIANTS
 from conformance.catalog.named import KILL_SCENARIOS
 from conformance.judging.claims import PROPERTIES
-from conformance.calibration.kill_matrix import (AIMED, KILLS_WANTED, kill_matrix, killers, play_order, render,
-                                                 stale_aims, weak)
+from conformance.calibration.kill_matrix import (AIMED, KILLS_WANTED, kill_matrix, killers, merged_row, play_order,
+                                                 render, row_chunks, stale_aims, weak)
 
 
 def test_every_variant_is_killed_and_the_correct_sink_is_clean(tmp_path, capsys):
     started = time.monotonic()
-    matrix = kill_matrix(["correct", *VARIANTS], out=tmp_path)
+    matrix = kill_matrix(["correct", *VARIANTS], out=tmp_path, workers=1)
     with capsys.disabled():
         print("\nkill matrix (variant x claimed property), " f"{time.monotonic() - started:.0f}s:")
         print(render(matrix, list(PROPERTIES)))
@@ -36,3 +36,24 @@ def test_aims_name_real_variants_and_kill_scenarios():
         order = play_order(variant, list(KILL_SCENARIOS))
         assert order[:len(aims)] == list(aims) and sorted(order) == sorted(KILL_SCENARIOS)
     assert play_order("correct", list(KILL_SCENARIOS)) == list(KILL_SCENARIOS)
+
+
+def test_worker_processes_deal_out_the_correct_row_and_merge_it(tmp_path):
+    """The command's way (`--workers`, 4 by default): rows in spawned processes, the correct
+    sink's row dealt out among them in pieces. The test above plays in its own process, the
+    cheapest on a 2-core machine already running another test module."""
+    names = ["late-records-at-hour-edges", "crash-mid-stream", "crash-during-complete"]
+    matrix = kill_matrix(["correct", "last-record-missing"], scenarios=names, out=tmp_path, workers=2)
+    assert list(matrix) == ["correct", "last-record-missing"]
+    assert matrix["correct"] == {}
+    assert killers(matrix["last-record-missing"]) == list(AIMED["last-record-missing"]) == names[:2]
+    assert all((tmp_path / "correct" / n).is_dir() for n in names)  # every piece of the row was played
+
+
+def test_a_row_played_in_pieces_reads_as_one_played_in_order():
+    names = ["a", "b", "c", "d"]
+    pieces = [{"no-loss": ["c"], "naming": ["c"]}, {"rotation": ["b"], "no-loss": ["a", "d"]}]
+    assert merged_row(pieces, names) == {"no-loss": ["a", "c", "d"], "rotation": ["b"], "naming": ["c"]}
+    assert list(merged_row(pieces, names)) == ["no-loss", "rotation", "naming"]
+    assert row_chunks("correct", names, 3) == [["a", "d"], ["b"], ["c"]]
+    assert row_chunks("last-record-missing", names, 3) == [names] and row_chunks("correct", names, 1) == [names]
