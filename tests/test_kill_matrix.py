@@ -57,3 +57,17 @@ def test_a_row_played_in_pieces_reads_as_one_played_in_order():
     assert list(merged_row(pieces, names)) == ["no-loss", "rotation", "naming"]
     assert row_chunks("correct", names, 3) == [["a", "d"], ["b"], ["c"]]
     assert row_chunks("last-record-missing", names, 3) == [names] and row_chunks("correct", names, 1) == [names]
+
+
+def test_an_aim_that_misses_falls_back_to_the_catalog(tmp_path, monkeypatch):
+    """An aim is where a row looks first, not a kill: reset-as-success survives every scenario
+    before the S3 reset ones (a7de462's matrix in catalog order), so aimed at one of those its row
+    goes on through the rest until two real kills, and stale_aims names the miss."""
+    from conformance.calibration import kill_matrix as km
+
+    monkeypatch.setitem(km.AIMED, "reset-as-success", ("late-records-at-hour-edges", "s3-reset-mid-part"))
+    names = ["late-records-at-hour-edges", "crash-mid-stream", "s3-reset-mid-complete", "s3-reset-mid-part"]
+    assert play_order("reset-as-success", names) == [names[0], names[3], names[1], names[2]]
+    matrix = kill_matrix(["reset-as-success"], scenarios=names, out=tmp_path, workers=1)
+    assert sorted(killers(matrix["reset-as-success"])) == sorted(names[2:])
+    assert stale_aims(matrix) == {"reset-as-success": ["late-records-at-hour-edges"]}
