@@ -24,37 +24,53 @@ def _results(out) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(out.glob("*/result.json"))]
 
 
+def _only(names: list[str]) -> str:
+    """A -k expression for exactly these named scenarios. -k matches a substring of the test's
+    id, test_named_scenario[<scenario>-<property>]: '[name-' keeps worker-joins-then-leaves from
+    taking cooperative-worker-joins-then-leaves with it."""
+    return " or ".join(f"[{n}-" for n in names)
+
+
 def test_suite_on_the_embedded_default(tmp_path):
-    """The main job's suite (./dev main runs it whole); the three multipart stories, 270–360 MB
-    each, run over a real broker in tests/test_pysink.py instead."""
-    r = _suite("pysink", tmp_path, "-k", "not multipart")
+    """The main job's suite (./dev main runs it whole): every named scenario but the three
+    multipart stories, 270–360 MB each, which run over a real broker in tests/test_pysink.py
+    instead. Two generated ones take the plugin's Hypothesis path; that ./dev main's generated
+    scenarios pass on this sink is test_simulation.test_same_seed_same_verdicts's (thirty of
+    them, three times, exit 0)."""
+    from conformance.catalog.named import SUITE
+
+    r = _suite("pysink", tmp_path, "-k", "not multipart", examples=2)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "failed" not in r.stdout.splitlines()[-1]
     runs = _results(tmp_path)
-    assert {x["scenario"] for x in runs} >= {"rotate-schedule-table", "zombie-task", "crash-during-complete", "generated"}
+    assert {x["scenario"] for x in runs} == {n for n in SUITE if "multipart" not in n} | {"generated"}
     assert all(x["status"] != "fail" for x in runs), [x for x in runs if x["status"] == "fail"]
 
 
 @pytest.mark.kafka
 def test_suite_over_a_real_broker_with_faults_that_fire(tmp_path):
-    """The Python sink as a member of a consumer group on a real broker. The three multipart
-    stories (270–360 MB each) run over the broker in tests/test_pysink.py instead."""
-    from conformance.catalog.named import KNOWN_BUG_SCENARIOS, SPACE_SCENARIOS
+    """The Python sink as a member of a consumer group on a real broker: the named scenarios
+    whose point is the broker (conformance.catalog.broker: a crash, a zombie, members moving,
+    the wall clock, S3 over HTTP, one scenario a mechanism) and a generated one. Every named
+    scenario plays on the embedded default above; over a broker, tests/test_pysink.py plays a
+    crash between requests beside a 503 (crash-mid-stream's and retriable-503-on-upload's
+    mechanisms), a rebalance and a config update, and the three multipart stories."""
+    from conformance.catalog.broker import BROKER_POINTS, broker_scenarios
 
-    # over a broker, the scenarios about processes, S3 faults and the wall clock, and two
-    # generated ones; those about the config and record space and the sink's record-time rules
-    # (no process at stake), and those showing a known bug of Confluent's connector, run on the
-    # embedded default and on Confluent's connector
-    record_time = ("rotate-interval-table", "late-records-at-hour-edges", "idle-partition-never-flushes")
-    r = _suite("pysink:broker", tmp_path, "-k", " and ".join(["not multipart", *(f"not {n}" for n in SPACE_SCENARIOS),
-                                                               *(f"not {n}" for n in record_time),
-                                                               *(f"not {n}" for n in KNOWN_BUG_SCENARIOS)]), examples=2)
+    names = broker_scenarios()
+    assert set(names) == set(BROKER_POINTS), set(BROKER_POINTS) - set(names)  # each one a suite scenario
+    r = _suite("pysink:broker", tmp_path, "-k", f"{_only(names)} or test_generated_scenarios", examples=1)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     runs = _results(tmp_path)
-    assert all(x["target"] == "pysink:broker" for x in runs) and len(runs) >= 10
+    assert all(x["target"] == "pysink:broker" for x in runs)
+    assert sorted(x["scenario"] for x in runs) == sorted([*names, "generated"])
     assert all(x["status"] != "fail" for x in runs), [x for x in runs if x["status"] == "fail"]
     fired = Counter(f["kind"] for x in runs for f in x["faults"] if f["fired"])
-    # the bug-aimed scenarios stage a crash, S3 errors and hangs, and a zombie: each must fire
-    assert fired["crash"] >= 2 and fired["s3"] >= 3 and fired["pause"] >= 1 and fired["resume"] >= 1, fired
+    # a crash, S3's hangs, 412, reset and stall, a zombie, a worker joining and leaving: each fires
+    assert (fired["crash"] >= 1 and fired["s3"] >= 5 and fired["pause"] >= 1 and fired["resume"] >= 1
+            and fired["add-worker"] >= 1 and fired["remove-worker"] >= 1), fired
     never = [(x["scenario"], f["detail"]) for x in runs if x["scenario"] != "generated" for f in x["faults"] if not f["fired"]]
     assert not never, never
+    # the stack's Schema Registry starts with the first run that reads one, and only then
+    reads = [p.parent.name for p in tmp_path.glob("*/scenario.json") if "schema.registry.url" in p.read_text()]
+    assert (tmp_path / "stacks" / "pysink_broker" / "registry").exists() == bool(reads), reads
