@@ -1,6 +1,6 @@
 """Hypothesis profiles: `ci` (derandomized, bounded) is chosen automatically when CI is set.
 
-And the order of the modules: `./dev test` shares them out between two processes (pytest-xdist,
+And the order of the modules: `./dev test` shares them out between three processes (pytest-xdist,
 `--dist loadfile`: a module is one unit, since its warm stacks and Spark session are module
 fixtures that two processes would each start), in the order collected; the modules that start
 real stacks go first, longest first, so the last unit to finish is a short one."""
@@ -43,17 +43,18 @@ def _import_every_project_module() -> None:
 
 _import_every_project_module()
 
-# the modules that took longest in a two-process run of b7da7cc (each module's tests' times in
-# its junit XML, set-up included), longest first: test_confluent 530 s, test_audit 361,
-# test_adapters_kafka 290, test_camel 288, test_iceberg 244, test_aiven 186, test_suite 178,
-# test_lenses 157, test_adapters_leak 141, test_cli_exit_codes 120, test_spark_streaming 115,
-# test_simulation 113, test_kill_matrix 111, test_model_engines 98, test_pysink 95, test_gate 85,
-# test_converter_plugins 79 (every other under 55). A long module left to the end keeps one
-# process busy while the other idles: these go first, and the short ones fill in behind them
-LONGEST_FIRST = ("test_confluent", "test_audit", "test_adapters_kafka", "test_camel", "test_iceberg", "test_aiven",
-                 "test_suite", "test_lenses", "test_adapters_leak", "test_cli_exit_codes", "test_spark_streaming",
-                 "test_simulation", "test_kill_matrix", "test_model_engines", "test_pysink", "test_gate",
-                 "test_converter_plugins")
+# the modules that took longest in a two-process run of a7de462 (each module's wall time from its
+# first test's set-up to its last one's teardown, measured beside other work), longest first:
+# test_confluent 180 s, test_iceberg 153, test_adapters_kafka 147, test_audit 145, test_camel 141,
+# test_pysink 103, test_aiven 90, test_suite 75 (after its cut), test_lenses 72, test_simulation 65,
+# test_spark_streaming 60, test_adapters_leak 50, test_evolution_generator 42, test_cli_exit_codes 41,
+# test_converter_plugins 40, test_model_engines 32 (every other under 30). A long module left to
+# the end keeps one process busy while the others idle: these go first, and the short ones fill
+# in behind them
+LONGEST_FIRST = ("test_confluent", "test_iceberg", "test_adapters_kafka", "test_audit", "test_camel", "test_pysink",
+                 "test_aiven", "test_suite", "test_lenses", "test_simulation", "test_spark_streaming",
+                 "test_adapters_leak", "test_evolution_generator", "test_cli_exit_codes", "test_converter_plugins",
+                 "test_model_engines")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
