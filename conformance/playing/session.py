@@ -245,15 +245,20 @@ class Session:
             outcome = failed(e)
         return self.finish(scenario, spec, origin, run_dir, outcome, record)
 
-    def begin(self, scenario: Any, spec: str, run_dir: Path, stack_key: str | None = None) -> Any:
+    def begin(self, scenario: Any, spec: str, run_dir: Path, stack_key: str | None = None, save: bool = True) -> Any:
         """What comes before a run: its progress line, its stack (None for a target without one)
-        and its scenario.json (`sinkcheck replay` of it plays it on `spec` again)."""
+        and, where `save`, its scenario.json (saved_scenario; a worker saves its runs' own)."""
         with self._lock:
             self.show_progress(f"{scenario.name} on {spec}")
             stack = self.stack_for(spec, stack_key)
-        redacted = dataclasses.replace(redacted_scenario(scenario, self.redactor), played_on={"target": spec})
-        redacted.save(run_dir / "scenario.json")
+        if save:
+            self.saved_scenario(scenario, spec).save(run_dir / "scenario.json")
         return stack
+
+    def saved_scenario(self, scenario: Any, spec: str) -> Any:
+        """The scenario as a run's scenario.json holds it: redacted, with the target it is played
+        on (`sinkcheck replay` of it plays it on `spec` again)."""
+        return dataclasses.replace(redacted_scenario(scenario, self.redactor), played_on={"target": spec})
 
     def finish(self, scenario: Any, spec: str, origin: str, run_dir: Path, outcome: Any, record: bool = True
                ) -> Any | None:
@@ -287,12 +292,13 @@ class Session:
 
     def pool_for(self, spec: str) -> Any:
         """The worker processes that play `spec`'s runs (conformance.playing.workers.RunPool),
-        started on first use; None where its runs go in this process: a session of one process,
-        or a target that is not simulated (its stacks, processes and wall-clock waits are this
-        process's)."""
+        started on first use; None where its runs go in this process: a session of one process
+        or of a few runs, or a target that is not simulated (its stacks, processes and wall-clock
+        waits are this process's)."""
         from conformance.inputs.targets import simulated
 
-        if self.processes <= 1 or not simulated(spec):
+        # a handful of runs is over before the workers' interpreters would have started
+        if self.processes <= 1 or self.total_hint < 4 * self.processes or not simulated(spec):
             return None
         if self._pool is None:
             from conformance.playing.workers import RunPool
@@ -308,9 +314,9 @@ class Session:
         if pool is None:
             result = self.run_one(scenario, spec, origin, run_dir, record)
             return PendingRun(self, scenario, spec, origin, run_dir, record, None, result)
-        self.begin(scenario, spec, run_dir)
+        self.begin(scenario, spec, run_dir, save=False)  # writing a large stream's JSON is the worker's work too
         return PendingRun(self, scenario, spec, origin, run_dir, record,
-                          pool.submit(scenario, spec, run_dir, self.plugin_path))
+                          pool.submit(scenario, self.saved_scenario(scenario, spec), spec, run_dir, self.plugin_path))
 
     def run_all(self, spec: str, runs: Sequence[tuple[Any, str, Path]]) -> list[Any | None]:
         """run_one of each (scenario, origin, run directory), in order, those of a simulated

@@ -56,7 +56,10 @@ class Outcome:
 # directory (its "local constants", collected again whenever sys.modules grows): the scenarios
 # a seed gives depend on which of sinkcheck's modules are loaded when they are drawn. A run in
 # this process loads the ones it needs; one in a worker does not, so the session loads here
-# what its workers loaded (mirror_modules) and draws from the same constants as without workers.
+# what its workers loaded (mirror_modules), as each of their runs is taken. Once the runs before
+# the generated ones (the named scenarios) have loaded what runs need, as in `./dev main`, the
+# draws are those of one process; where a generated run is the first to need a module, the draws
+# after it in its batch are made before the module is loaded here, and may differ.
 _ROOT = Path(__file__).resolve().parents[2]  # the directory the sinkcheck packages are in
 
 
@@ -114,11 +117,13 @@ def _hand_over(value: Any, path: Path) -> Path:
 
 
 def play(scenario_file: Path, spec: str, run_dir: Path, plugin_path: list[str] | None) -> Path:
-    """One run of `spec` (a simulated target: no stack) in a worker: the scenario from
-    `scenario_file`, its Outcome to the file returned."""
+    """One run of `spec` (a simulated target: no stack) in a worker: the scenario, and the
+    scenario.json to save (Session.saved_scenario), from `scenario_file`; its Outcome to the
+    file returned."""
     from conformance.playing.session import execute
 
-    scenario = handed_over(scenario_file)
+    scenario, saved = handed_over(scenario_file)
+    saved.save(run_dir / "scenario.json")
     try:
         outcome = Outcome(execute(scenario, spec, run_dir, plugin_path))
     except Exception as e:  # noqa: BLE001 - the session reports it as that run's error
@@ -150,11 +155,13 @@ class RunPool:
             processes, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts)
         self._pending: set[concurrent.futures.Future[Path]] = set()
 
-    def submit(self, scenario: Any, spec: str, run_dir: Path,
+    def submit(self, scenario: Any, saved: Any, spec: str, run_dir: Path,
                plugin_path: list[str] | None) -> "concurrent.futures.Future[Path]":
-        """`play` of the scenario in a worker: the future's file holds its Outcome (handed_over)."""
+        """`play` of the scenario in a worker, which saves `saved` as its scenario.json: the
+        future's file holds its Outcome (handed_over). The two share their records: one copy."""
         run_dir.mkdir(parents=True, exist_ok=True)
-        future = self._pool.submit(play, _hand_over(scenario, run_dir / SCENARIO_FILE), spec, run_dir, plugin_path)
+        future = self._pool.submit(play, _hand_over((scenario, saved), run_dir / SCENARIO_FILE), spec, run_dir,
+                                   plugin_path)
         self._pending.add(future)
         future.add_done_callback(self._pending.discard)
         return future
