@@ -445,9 +445,11 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         if step.kind == "s3" and front is None:
             observation.faults.append(FaultEvent("s3", dict(step.params), False,
                                                  detail="this target was run without the S3 fault front"))
-    # what put() received: read with the converters the connector was given
-    records = wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker, read_config=sent,
-                                registry=observed_registry(observation) if registry_records else None)
+    # what put() received: read with the converters the connector was given (what was read before
+    # the run, where the records landed at the offsets assumed then and no registry's ids enter)
+    records = received if not registry_records and produced_offsets == list(range(len(scenario.records))) else (
+        wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker, read_config=sent,
+                          registry=observed_registry(observation) if registry_records else None))
     with timer("model"):
         data = judged_run(scenario, target_spec, observation, claim, cfg, records,
                           object_format=getattr(tgt, "object_format", None), sent=sent)
