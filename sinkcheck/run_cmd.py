@@ -48,7 +48,7 @@ def cmd_run(args: Any) -> int:
 
 def _run(args: Any) -> int:
     from reports import ReportContext, write_reports
-    from reports.context import interruption_text
+    from reports.context import interruption_text, prepare_report
     from reports.redact import Redactor
 
     started = time.monotonic()
@@ -86,7 +86,8 @@ def _run(args: Any) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     sess = Session(out, props, None if budget is None else started + budget, args.plugin_path,
-                   progress=term.progress, warn=term.err, redactor=redactor, processes=processes)
+                   progress=term.progress, warn=term.err, redactor=redactor, processes=processes,
+                   prepare_report=prepare_report)
     examples = {spec: examples_for(spec, profile, args) for spec in targets}
     picked = [sc.name for sc in named] if args.scenario else None
     saved = {spec: len(saved_failures(failures_dir, spec, picked)) for spec in targets}

@@ -58,6 +58,9 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     # why the run tested nothing (conformance.judging.untested): no object to compare; its pass is unknown
     untested: str | None = None
+    # what a report derives from the run (reports.context.prepare_report), kept once derived: in
+    # the worker process that played it, where the session has them (Session.prepare_report)
+    report_cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     status: str = field(init=False)
 
     def __post_init__(self) -> None:

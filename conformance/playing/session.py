@@ -137,6 +137,9 @@ class Session:
     registry_converters: set[str] = field(default_factory=set)
     # processes playing a simulated target's runs (conformance.playing.workers): 1, all in this one
     processes: int = 1
+    # what the reports derive from each run (reports.context.prepare_report: the command line's),
+    # as the run ends: in the worker that played it, beside the other runs, not after them all
+    prepare_report: Callable[[Any], Any] | None = None
     _pool: Any = None  # conformance.playing.workers.RunPool, started by pool_for
 
     def stack_for(self, spec: str, key: str | None = None) -> Any:
@@ -282,6 +285,8 @@ class Session:
                                     "scenario_file": str(run_dir / "scenario.json")})
                 self.done += 1
             return None
+        if self.prepare_report is not None and not outcome.result.report_cache:
+            self.prepare_report(outcome.result)
         result = only_properties(outcome.result, self.props)
         with self._lock:
             self.given[str(result.run_dir)] = scenario
@@ -316,7 +321,8 @@ class Session:
             return PendingRun(self, scenario, spec, origin, run_dir, record, None, result)
         self.begin(scenario, spec, run_dir, save=False)  # writing a large stream's JSON is the worker's work too
         return PendingRun(self, scenario, spec, origin, run_dir, record,
-                          pool.submit(scenario, self.saved_scenario(scenario, spec), spec, run_dir, self.plugin_path))
+                          pool.submit(scenario, self.saved_scenario(scenario, spec), spec, run_dir, self.plugin_path,
+                                      self.prepare_report))
 
     def run_all(self, spec: str, runs: Sequence[tuple[Any, str, Path]]) -> list[Any | None]:
         """run_one of each (scenario, origin, run directory), in order, those of a simulated

@@ -14,7 +14,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 # how many processes play a simulated target's runs (`SINKCHECK_RUN_PROCESSES=1`: all in the
 # command's own process); default: one per core the command may use
@@ -116,10 +116,11 @@ def _hand_over(value: Any, path: Path) -> Path:
     return path
 
 
-def play(scenario_file: Path, spec: str, run_dir: Path, plugin_path: list[str] | None) -> Path:
+def play(scenario_file: Path, spec: str, run_dir: Path, plugin_path: list[str] | None,
+         prepare_report: Callable[[Any], Any] | None = None) -> Path:
     """One run of `spec` (a simulated target: no stack) in a worker: the scenario, and the
     scenario.json to save (Session.saved_scenario), from `scenario_file`; its Outcome to the
-    file returned."""
+    file returned, with what `prepare_report` derives of its result kept in it."""
     from conformance.playing.session import execute
 
     scenario, saved = handed_over(scenario_file)
@@ -128,6 +129,8 @@ def play(scenario_file: Path, spec: str, run_dir: Path, plugin_path: list[str] |
         outcome = Outcome(execute(scenario, spec, run_dir, plugin_path))
     except Exception as e:  # noqa: BLE001 - the session reports it as that run's error
         outcome = failed(e)
+    if outcome.result is not None and prepare_report is not None:
+        prepare_report(outcome.result)
     outcome.modules = own_modules()
     if outcome.result is not None and outcome.result.scenario is scenario:
         outcome.result.scenario, outcome.given_scenario = None, True
@@ -155,13 +158,13 @@ class RunPool:
             processes, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts)
         self._pending: set[concurrent.futures.Future[Path]] = set()
 
-    def submit(self, scenario: Any, saved: Any, spec: str, run_dir: Path,
-               plugin_path: list[str] | None) -> "concurrent.futures.Future[Path]":
+    def submit(self, scenario: Any, saved: Any, spec: str, run_dir: Path, plugin_path: list[str] | None,
+               prepare_report: Callable[[Any], Any] | None = None) -> "concurrent.futures.Future[Path]":
         """`play` of the scenario in a worker, which saves `saved` as its scenario.json: the
         future's file holds its Outcome (handed_over). The two share their records: one copy."""
         run_dir.mkdir(parents=True, exist_ok=True)
         future = self._pool.submit(play, _hand_over((scenario, saved), run_dir / SCENARIO_FILE), spec, run_dir,
-                                   plugin_path)
+                                   plugin_path, prepare_report)
         self._pending.add(future)
         future.add_done_callback(self._pending.discard)
         return future
