@@ -13,6 +13,7 @@ timeofday.proto. Options, reserved ranges and comments are read and ignored.
 """
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from dataclasses import dataclass, field
@@ -174,9 +175,13 @@ class _Parser:
                 pass
 
 
+@functools.lru_cache(maxsize=1024)
 def parse(text: str) -> ProtoFile:
     """The schema text → its descriptors, names resolved. ProtoSchemaError where protoc would refuse
-    it or the model does not read it (proto2, groups, extensions)."""
+    it or the model does not read it (proto2, groups, extensions).
+
+    Parsed once per text: a stream writes and reads every record of a topic with the same few
+    schemas, and the descriptors are only read after this (a refused text raises each time)."""
     p = _Parser(text)
     package, imports, messages, enums = None, [], [], []
     syntax = "proto2"

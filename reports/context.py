@@ -172,6 +172,21 @@ def config_summary(connector: dict[str, str]) -> str:
     return " · ".join(bits)
 
 
+def prepare_report(result: Any) -> tuple[list[dict[str, Any]], list[str] | None]:
+    """The costly part of a run's entry, which needs no report context: its final objects with
+    their offsets, and the records read (observed_objects, records_read). Kept in the result's
+    `report_cache` where it has one: a session derives it as each run ends, in the worker
+    process that played it (conformance.playing.session.Session.prepare_report)."""
+    cache = getattr(result, "report_cache", None)
+    if cache is not None and "derived" in cache:
+        return cache["derived"]
+    data = _run_data(result)
+    derived = (observed_objects(result, data), records_read(result, data))
+    if cache is not None:
+        cache["derived"] = derived
+    return derived
+
+
 def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
     """The JSON form of one run (redacted): scenario × target with every property's verdict."""
     from conformance.playing.user_config import mapping_note
@@ -183,7 +198,7 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
     run_dir = str(result.run_dir)
     scenario_file = ctx.reproducers.get(run_dir) or str(result.run_dir / "scenario.json")
     by_prop = {v.property: v for v in result.verdicts}
-    data = _run_data(result)
+    objects, read = prepare_report(result)
     verdicts = []
     for prop in list(PROPERTIES) + [p for p in by_prop if p not in PROPERTIES]:
         v = by_prop.get(prop)
@@ -223,8 +238,8 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         # how the scenario's topics were put onto a user's connector config's (conformance.playing.user_config)
         "topic_mapping": mapping_note(sc),
         "verdicts": verdicts,
-        "objects": observed_objects(result, data),
-        "records_read": records_read(result, data),
+        "objects": objects,
+        "records_read": read,
         "expected_objects": expected,
         "quiet": result.observation.quiet,
         "still_moving": result.observation.still_moving,

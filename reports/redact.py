@@ -9,6 +9,7 @@ values it was never told about.
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -20,17 +21,29 @@ _WORDS = ("secret", "password", "passwd", "token", "credential", "accesskey", "s
 MIN_SECRET_LEN = 4  # shorter values are masked under their key, but not searched for in free text
 
 
-def is_secret_key(key: str) -> bool:
-    norm = re.sub(r"[\s._\-]", "", str(key).lower())
+@functools.lru_cache(maxsize=4096)
+def _secret_name(key: str) -> bool:
+    norm = re.sub(r"[\s._\-]", "", key.lower())
     return any(w in norm for w in _WORDS)
+
+
+def is_secret_key(key: str) -> bool:
+    # a report asks this of every key of every run's entry, over and over the same few hundred names
+    return _secret_name(str(key))
 
 
 # `some.secret.key=value`, `"aws.secret.access.key": "value"`, `password: value` in free text
 _KV = re.compile(
+    # a match starts where a run of name characters starts, or at a quote: one starting inside a
+    # run would have started at the run's first character already (its [\w.\-]* takes the rest),
+    # and trying every position of a long run made the search quadratic in the run's length
+    r"""(?:(?<![\w.\-])|(?=["']))"""
     r"""(?P<k>["']?[\w.\-]*(?:secret|password|passwd|token|credential|access[._\-]?key|api[._\-]?key|private[._\-]?key)[\w.\-]*["']?)"""
     r"""(?P<sep>\s*[:=]\s*)(?P<q>["']?)(?P<v>[^"',\s}\]&]+)""",
     re.IGNORECASE,
 )
+# every text _KV matches holds one of its names of a secret: a text without any is left as it is
+_KV_HINT = re.compile(r"secret|passw|token|credential|(?:access|api|private)[._\-]?key", re.IGNORECASE)
 
 
 class Redactor:
@@ -75,6 +88,8 @@ class Redactor:
         for s in sorted(self._secrets, key=len, reverse=True):
             if s in text:
                 text = text.replace(s, MASK)
+        if not _KV_HINT.search(text):
+            return text
         return _KV.sub(lambda m: m["k"] + m["sep"] + m["q"] + (m["v"] if m["v"] == MASK or m["v"].startswith("***") else MASK), text)
 
     def data(self, obj: Any) -> Any:

@@ -48,7 +48,7 @@ def cmd_run(args: Any) -> int:
 
 def _run(args: Any) -> int:
     from reports import ReportContext, write_reports
-    from reports.context import interruption_text
+    from reports.context import interruption_text, prepare_report
     from reports.redact import Redactor
 
     started = time.monotonic()
@@ -79,8 +79,15 @@ def _run(args: Any) -> int:
     out = out_dir(args.out)
     failures_dir = Path(args.failures_dir)
     named = [] if args.no_named else named_scenarios(args.scenario)
+    from conformance.playing.workers import default_processes
+
+    try:  # a simulated target's runs go to every core (conformance.playing.workers)
+        processes = default_processes()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     sess = Session(out, props, None if budget is None else started + budget, args.plugin_path,
-                   progress=term.progress, warn=term.err, redactor=redactor)
+                   progress=term.progress, warn=term.err, redactor=redactor, processes=processes,
+                   prepare_report=prepare_report)
     examples = {spec: examples_for(spec, profile, args) for spec in targets}
     picked = [sc.name for sc in named] if args.scenario else None
     saved = {spec: len(saved_failures(failures_dir, spec, picked)) for spec in targets}

@@ -13,6 +13,7 @@ Confluent's registry keeps three notions apart, and so does this module:
 """
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -25,6 +26,14 @@ class AvroSchemaError(ValueError):
     """The text is not an Avro schema (the registry's 42201)."""
 
 
+# A registry compares the same few schema texts for every record a producer writes (thousands a
+# suite run): each function of a text is computed once per text. The results are immutable (str,
+# bool) or never changed by their readers (the parsed schema, only read by the checker); a text
+# Avro refuses raises every time, as lru_cache keeps no exception.
+_CACHED_TEXTS = 4096
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
 def parse(text: str) -> Any:
     """The schema parsed and validated by Apache Avro (an avro.schema.Schema)."""
     import avro.errors
@@ -36,17 +45,20 @@ def parse(text: str) -> Any:
         raise AvroSchemaError(f"not an Avro schema: {e}") from None
 
 
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
 def canonical_text(text: str) -> str:
     """The schema as Confluent (and Apicurio) store and serve it: Java Avro's toString()."""
     parse(text)  # refuse what Avro refuses before writing anything
     return _dumps(_java_order(json.loads(text), namespace=None, defined=set()))
 
 
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
 def equality_key(text: str) -> str:
     """What Java's Schema.equals compares: the canonical schema less docs and aliases."""
     return _dumps(_strip(json.loads(canonical_text(text))), sort=True)
 
 
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
 def can_read(reader_text: str, writer_text: str) -> bool:
     """Whether a reader with `reader_text` reads all data written with `writer_text` (Avro's
     schema resolution rules, as the Java checker Confluent runs decides them)."""

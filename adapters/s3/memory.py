@@ -95,6 +95,9 @@ class MemoryS3(FaultRules):
         self._upload_ids = itertools.count(1)
         self.parked: list[Parked] = []
         self.calls = 0
+        # bumped by every change a listing shows (an object written, an upload started, completed
+        # or aborted): an observer whose count has not moved lists what it listed before
+        self.changes = 0
 
     # --- fault rules on calls ---------------------------------------------------------------------
     def release(self, rule_id: str | None = None) -> None:
@@ -125,6 +128,7 @@ class MemoryS3(FaultRules):
                     pass
             elif rule.state == "aborted" and upload_id is not None:
                 self.uploads.pop(upload_id, None)
+                self.changes += 1
             firing.until_ms = self.clock()
             raise _error(op, int(rule.status), rule.error_code(), S3_MESSAGES.get(rule.error_code(), ""))
         if rule.action == "reset":
@@ -181,9 +185,11 @@ class MemoryS3(FaultRules):
         if if_none_match == "*" and key in objs:
             raise _error(op, 412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
         objs[key] = _Object(body, etag, self.clock())
+        self.changes += 1
 
     def create_bucket(self, Bucket: str, **_: Any) -> dict:  # noqa: N803
         self.buckets.setdefault(Bucket, {})
+        self.changes += 1
         return {}
 
     def list_objects_v2(self, Bucket: str, **_: Any) -> dict:  # noqa: N803
@@ -271,6 +277,7 @@ class MemoryS3Client:
             self.store._bucket("CreateMultipartUpload", Bucket)
             uid = f"sim-upload-{next(self.store._upload_ids)}"
             self.store.uploads[uid] = _Upload(Bucket, Key)
+            self.store.changes += 1
             return {"UploadId": uid, "Bucket": Bucket, "Key": Key}
         return self._call("CreateMultipartUpload", Bucket, Key, None, None, apply)
 
@@ -310,6 +317,7 @@ class MemoryS3Client:
             etag = f'"{hashlib.md5(digests).hexdigest()}-{len(listed)}"'
             self.store._put(Bucket, Key, b"".join(chunks), etag, IfNoneMatch, "CompleteMultipartUpload")
             u.completed = etag
+            self.store.changes += 1
             return {"Bucket": Bucket, "Key": Key, "ETag": etag}
         return self._call("CompleteMultipartUpload", Bucket, Key, UploadId, None, apply)
 
@@ -319,5 +327,6 @@ class MemoryS3Client:
             if u is None or u.completed is not None:
                 raise _error("AbortMultipartUpload", 404, "NoSuchUpload")
             del self.store.uploads[UploadId]
+            self.store.changes += 1
             return {}
         return self._call("AbortMultipartUpload", Bucket, Key, UploadId, None, apply)

@@ -129,6 +129,14 @@ def generation_batches(n: int, seed: int | None, derandomize: bool) -> list[tupl
             for b in range((n + GENERATION_BATCH - 1) // GENERATION_BATCH)]
 
 
+def identity(scenario: Any) -> str:
+    """What tells two drawn scenarios apart: their JSON (compact: the C encoder's, not the
+    indented form a scenario file is written in)."""
+    import json
+
+    return json.dumps(scenario.to_json(), separators=(",", ":"))
+
+
 class _ClaimedFailure(Exception):
     def __init__(self, result: Any) -> None:
         super().__init__(f"{result.scenario.name}: claimed property failed")
@@ -165,6 +173,9 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     seen: set[str] = set()
     played: list[Any] = []  # the scenarios run (not shrink attempts): which pairs evolved
     want: dict[str, Any] = {"pair": None}  # a top-up batch's (converter, schema.compatibility)
+    workers = sess.pool_for(spec)  # runs in worker processes (a simulated target), else None
+    ahead: list[Any] | None = None  # runs started while a batch is drawn (drawn_ahead): (k, identity, PendingRun)
+    taken_early: dict[int, tuple[str, Any]] = {}  # k -> (identity, result) of a run taken before its batch's next pass
     strategy = scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),  # the model applies none
                          formats=formats_for(target_kind(spec)), connector=connector,
                          kinds=value_kinds_for(target_kind(spec)))
@@ -178,21 +189,31 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         if not selected(sc, spec, sess.props):
             return
         shrinking = hunt["signature"] is not None
+        drawn = identity(sc)
         if not shrinking:  # every batch starts with the plainest scenario, and a batch drawn again repeats: run each once
-            if sc.dumps() in seen or counts["batch"] >= counts["batch_size"]:
+            if drawn in seen or counts["batch"] >= counts["batch_size"]:
                 return  # a batch drawn again after a failure runs only the rest of its share
             if want["pair"] is not None:
                 if want["pair"] not in evolving_streams([sc]):
                     return  # a top-up batch plays one stream: the first evolving under its pair
                 counts["batch_size"] = 1
-            seen.add(sc.dumps())
+            seen.add(drawn)
             counts["batch"] += 1
             played.append(sc)
         k = counts["n"]
         counts["n"] += 1
         sc = dataclasses.replace(sc, name=f"generated-{k:03d}" + ("-shrink" if shrinking else ""))
+        if ahead is not None and not shrinking:  # started in a worker; judged once the batch is drawn
+            ahead.append((k, drawn, sess.submit(sc, spec, "generated", gen_dir / f"gen-{k:03d}", record=False)))
+            return
         n_err = len(sess.errors)
-        result = sess.run_one(sc, spec, "generated", gen_dir / f"gen-{k:03d}", record=False)
+        early = taken_early.pop(k, None)  # this run's result, taken before its batch was drawn again
+        result = early[1] if early is not None and early[0] == drawn else sess.run_one(
+            sc, spec, "generated", gen_dir / f"gen-{k:03d}", record=False)
+        judge(result, n_err, shrinking)
+
+    def judge(result: Any, n_err: int, shrinking: bool) -> None:
+        """What body does with a run's result: keep it, or start (or go on with) a shrink."""
         if result is None:
             if len(sess.errors) > n_err:
                 counts["errored"] = True  # no shrinking of internal errors
@@ -240,6 +261,45 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         hunt.update(original=None, signature=None, other=0)
         best.clear()
 
+    def drawn_ahead(test: Any) -> bool:
+        """A batch's first pass with its runs in worker processes: drawn whole (Hypothesis draws
+        the same scenarios whatever the runs give, as long as none fails), then each result
+        judged in the order drawn. At the first run that starts a shrink the runs after it are
+        forgotten, and it, unjudged, is kept for the pass that draws the batch again in this
+        process: the shrink, and every run after it, then go as they would without workers,
+        with the same numbers and names. True when that pass is needed."""
+        nonlocal ahead
+        ahead = []
+        try:
+            test()
+        finally:
+            started, ahead = ahead, None
+        for i, (k, drawn, pending) in enumerate(started):
+            n_err = len(sess.errors)
+            result = pending.take()
+            new = result is not None and any(
+                s not in found for s in failure_signatures(result.all_verdicts()))
+            if new:
+                taken_early[k] = (drawn, result)
+                forget(started[i:], keep=pending)
+                return True
+            judge(result, n_err, False)
+            if counts["errored"]:
+                forget(started[i + 1:])
+                return False
+        return False
+
+    def forget(runs: list[Any], keep: Any = None) -> None:
+        """Runs drawn ahead that the pass without workers would not have made yet: undone."""
+        for k, drawn, pending in runs:
+            if pending is not keep:
+                pending.discard()
+            seen.discard(drawn)
+        if runs:
+            counts["n"] = runs[0][0]
+            counts["batch"] -= len(runs)
+            del played[len(played) - len(runs):]
+
     def play(strategy: Any, batch_seed: int, size: int) -> bool:
         """One batch of `size` scenarios drawn from `strategy`; False once the run must stop."""
         test = hseed(batch_seed)(
@@ -249,6 +309,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         # a failure ends Hypothesis's pass over the batch: draw it again for the rest of the
         # batch's scenarios, as many times as it finds a failure of a new kind
         counts.update(batch=0, batch_size=size)
+        if workers is not None and not drawn_ahead(test):
+            return not (counts["errored"] or sess.over_budget())
         for _ in range(1 + MAX_FAILURES_PER_BATCH):
             final = None
             try:

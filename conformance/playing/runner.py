@@ -58,6 +58,9 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     # why the run tested nothing (conformance.judging.untested): no object to compare; its pass is unknown
     untested: str | None = None
+    # what a report derives from the run (reports.context.prepare_report), kept once derived: in
+    # the worker process that played it, where the session has them (Session.prepare_report)
+    report_cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     status: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -445,9 +448,11 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
         if step.kind == "s3" and front is None:
             observation.faults.append(FaultEvent("s3", dict(step.params), False,
                                                  detail="this target was run without the S3 fault front"))
-    # what put() received: read with the converters the connector was given
-    records = wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker, read_config=sent,
-                                registry=observed_registry(observation) if registry_records else None)
+    # what put() received: read with the converters the connector was given (what was read before
+    # the run, where the records landed at the offsets assumed then and no registry's ids enter)
+    records = received if not registry_records and produced_offsets == list(range(len(scenario.records))) else (
+        wire.sink_records(scenario.connector, scenario.records, produced_offsets, worker, read_config=sent,
+                          registry=observed_registry(observation) if registry_records else None))
     with timer("model"):
         data = judged_run(scenario, target_spec, observation, claim, cfg, records,
                           object_format=getattr(tgt, "object_format", None), sent=sent)

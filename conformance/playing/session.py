@@ -14,7 +14,6 @@ import json
 import re
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -136,6 +135,12 @@ class Session:
     # the specs whose warm stacks start a Schema Registry (and, for Kafka Connect, load the registry
     # converter plugins): set before the first stack_for (conformance.playing.target_run.run_target)
     registry_converters: set[str] = field(default_factory=set)
+    # processes playing a simulated target's runs (conformance.playing.workers): 1, all in this one
+    processes: int = 1
+    # what the reports derive from each run (reports.context.prepare_report: the command line's),
+    # as the run ends: in the worker that played it, beside the other runs, not after them all
+    prepare_report: Callable[[Any], Any] | None = None
+    _pool: Any = None  # conformance.playing.workers.RunPool, started by pool_for
 
     def stack_for(self, spec: str, key: str | None = None) -> Any:
         """The warm stack `spec`'s runs share, started on first use: a broker, an S3 server and a
@@ -193,7 +198,10 @@ class Session:
         return spare
 
     def close(self) -> None:
-        """Stop every stack the session started."""
+        """Stop every stack and worker process the session started."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            pool.close()
         for stack in self.stacks.values():
             try:
                 stack.stop()
@@ -231,29 +239,55 @@ class Session:
 
     def run_one(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True,
                 tag: str | None = None, stack_key: str | None = None) -> Any | None:
+        from conformance.playing.workers import Outcome, failed
+
+        stack = self.begin(scenario, spec, run_dir, stack_key)
+        try:
+            outcome = Outcome(execute(scenario, spec, run_dir, self.plugin_path, stack, tag))
+        except Exception as e:
+            outcome = failed(e)
+        return self.finish(scenario, spec, origin, run_dir, outcome, record)
+
+    def begin(self, scenario: Any, spec: str, run_dir: Path, stack_key: str | None = None, save: bool = True) -> Any:
+        """What comes before a run: its progress line, its stack (None for a target without one)
+        and, where `save`, its scenario.json (saved_scenario; a worker saves its runs' own)."""
         with self._lock:
             self.show_progress(f"{scenario.name} on {spec}")
             stack = self.stack_for(spec, stack_key)
-        redacted = dataclasses.replace(redacted_scenario(scenario, self.redactor), played_on={"target": spec})
-        redacted.save(run_dir / "scenario.json")  # `sinkcheck replay` of it plays it on `spec` again
-        try:
-            result = execute(scenario, spec, run_dir, self.plugin_path, stack, tag)
-        except Exception as e:
-            from conformance.inputs.scenario import ScenarioError
-            from conformance.inputs.targets import TargetSpecError
-            from reference_impl.config import ConfigError
+        if save:
+            self.saved_scenario(scenario, spec).save(run_dir / "scenario.json")
+        return stack
 
-            if isinstance(e, (TargetSpecError, ScenarioError)):
-                raise InputError(str(e)) from None
-            if isinstance(e, ConfigError) and origin != "generated":
-                raise InputError(f"{scenario.name}: the connector config is rejected: {e}") from None
+    def saved_scenario(self, scenario: Any, spec: str) -> Any:
+        """The scenario as a run's scenario.json holds it: redacted, with the target it is played
+        on (`sinkcheck replay` of it plays it on `spec` again)."""
+        return dataclasses.replace(redacted_scenario(scenario, self.redactor), played_on={"target": spec})
+
+    def finish(self, scenario: Any, spec: str, origin: str, run_dir: Path, outcome: Any, record: bool = True
+               ) -> Any | None:
+        """A run's conformance.playing.workers.Outcome taken into the session: its result (kept
+        with its scenario, recorded where `record`), or its error; InputError for a scenario,
+        target or (named) connector config the user must fix."""
+        if outcome.modules:  # played in a worker: what it loaded is loaded here too (workers.mirror_modules)
+            from conformance.playing.workers import mirror_modules
+
+            mirror_modules(outcome.modules)
+        if outcome.given_scenario:
+            outcome.result.scenario = scenario
+        if outcome.kind == "input":
+            raise InputError(outcome.message)
+        if outcome.kind == "config" and origin != "generated":
+            raise InputError(f"{scenario.name}: the connector config is rejected: {outcome.message}")
+        if outcome.result is None:
             with self._lock:
                 self.errors.append({"scenario": scenario.name, "target": spec, "origin": origin,
-                                    "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8),
+                                    "error": outcome.error, "traceback": outcome.traceback,
                                     "scenario_file": str(run_dir / "scenario.json")})
                 self.done += 1
             return None
-        result = only_properties(result, self.props)
+        if self.prepare_report is not None and not outcome.result.report_cache:
+            self.prepare_report(outcome.result)
+        result = only_properties(outcome.result, self.props)
         with self._lock:
             self.given[str(result.run_dir)] = scenario
             self.done += 1
@@ -261,11 +295,92 @@ class Session:
                 self.record(result, origin)
         return result
 
+    def pool_for(self, spec: str) -> Any:
+        """The worker processes that play `spec`'s runs (conformance.playing.workers.RunPool),
+        started on first use; None where its runs go in this process: a session of one process
+        or of a few runs, or a target that is not simulated (its stacks, processes and wall-clock
+        waits are this process's)."""
+        from conformance.inputs.targets import simulated
+
+        # a handful of runs is over before the workers' interpreters would have started
+        if self.processes <= 1 or self.total_hint < 4 * self.processes or not simulated(spec):
+            return None
+        if self._pool is None:
+            from conformance.playing.workers import RunPool
+
+            self._pool = RunPool(self.processes)
+        return self._pool
+
+    def submit(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True) -> "PendingRun":
+        """run_one, started in a worker process where `spec` has them (pool_for), else played
+        here and now. Its PendingRun's `take` gives what run_one would have; the session's
+        counts and results follow the order of the takes."""
+        pool = self.pool_for(spec)
+        if pool is None:
+            result = self.run_one(scenario, spec, origin, run_dir, record)
+            return PendingRun(self, scenario, spec, origin, run_dir, record, None, result)
+        self.begin(scenario, spec, run_dir, save=False)  # writing a large stream's JSON is the worker's work too
+        return PendingRun(self, scenario, spec, origin, run_dir, record,
+                          pool.submit(scenario, self.saved_scenario(scenario, spec), spec, run_dir, self.plugin_path,
+                                      self.prepare_report))
+
+    def run_all(self, spec: str, runs: Sequence[tuple[Any, str, Path]]) -> list[Any | None]:
+        """run_one of each (scenario, origin, run directory), in order, those of a simulated
+        target on every worker (a few ahead of the one taken); a run the budget leaves no time
+        for is not started (None, counted as skipped)."""
+        import collections
+
+        pool = self.pool_for(spec)
+        # runs started before the one taken: enough that a long one (a multipart stream's, seconds)
+        # leaves the other workers runs to play; few enough that the budget stops what is not started
+        ahead = 4 * pool.processes if pool is not None else 0
+        out: list[Any | None] = []
+        pending: collections.deque[PendingRun | None] = collections.deque()
+        for scenario, origin, run_dir in runs:
+            if self.over_budget():
+                with self._lock:
+                    self.skipped_budget += 1
+                pending.append(None)
+            else:
+                pending.append(self.submit(scenario, spec, origin, run_dir))
+            while len(pending) > ahead:
+                p = pending.popleft()
+                out.append(p.take() if p is not None else None)
+        out += [p.take() if p is not None else None for p in pending]
+        return out
+
     def record(self, result: Any, origin: str) -> None:
         self.results.append(result)
         self.origins[str(result.run_dir)] = origin
         if self.on_result:
             self.on_result(result)
+
+
+class PendingRun:
+    """A run Session.submit started: `take` waits for it and gives its result (or None, its error
+    recorded) as run_one would; `discard` forgets it, directory and all, as if never started."""
+
+    def __init__(self, sess: Session, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool,
+                 future: Any = None, result: Any = None):
+        self.sess, self.scenario, self.spec, self.origin = sess, scenario, spec, origin
+        self.run_dir, self.record, self.future, self.result = run_dir, record, future, result
+
+    def take(self) -> Any | None:
+        if self.future is not None:
+            from conformance.playing.workers import handed_over
+
+            outcome, self.future = handed_over(self.future.result()), None
+            self.result = self.sess.finish(self.scenario, self.spec, self.origin, self.run_dir, outcome, self.record)
+        return self.result
+
+    def discard(self) -> None:
+        """Only for a run not taken: its worker's writes end before its directory goes."""
+        import shutil
+
+        if self.future is not None and not self.future.cancel():
+            self.future.result()
+        self.future = None
+        shutil.rmtree(self.run_dir, ignore_errors=True)
 
 
 def redacted_scenario(scenario: Any, redactor: Any) -> Any:

@@ -65,9 +65,8 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
                                 spares=SPARE_STACKS):
             if isinstance(r, InputError):
                 raise r
-    else:
-        for sc in todo:
-            run_named(sc)
+    else:  # each run alone: a simulated target's go to every core (Session.run_all)
+        sess.run_all(spec, [(sc, "named", runs / slug(sc.name)) for sc in todo])
     # 3. generated scenarios, shrunk on failure
     run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, version,
                   with_faults=with_faults)

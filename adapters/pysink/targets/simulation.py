@@ -138,6 +138,7 @@ class SimulatedPySinkTarget(PySinkTarget):
         self.store = MemoryS3(self.sim_clock, self.sim_clock.advance)
         self.fault_front = SimFront(self)
         self.turns: dict[int, Turns] = {}
+        self._listed: tuple[int, Any] | None = None  # (the store's change count, the listing then)
         self.paused: set[int] = set()
 
     def _now(self) -> int:
@@ -199,6 +200,15 @@ class SimulatedPySinkTarget(PySinkTarget):
                     pass
             if inst.thread is not None:
                 inst.thread.join(timeout=5)
+
+    def sample_bucket(self) -> Any:
+        """A listing of the in-memory bucket: listed again only where the store changed since the
+        last (a run samples it every tick, and it changes at a few of them)."""
+        if self._listed is not None and self._listed[0] == self.store.changes:
+            return dataclasses.replace(self._listed[1], at_ms=self._now())
+        sample = super().sample_bucket()
+        self._listed = (self.store.changes, sample)
+        return sample
 
     # --- the schedule ---------------------------------------------------------------------------
     def tick(self) -> None:

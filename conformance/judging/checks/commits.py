@@ -2,6 +2,7 @@
 offsets reaching the model's once the sink is quiet (commit-progress)."""
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from typing import Any
 
@@ -14,12 +15,19 @@ def commit_safety(d: RunData) -> Verdict:
     samples = d.observation.bucket_samples
     must = d.must_write
     visible_at: list[tuple[int, dict[TP, set[int]]]] = []
+    # a listing repeats the one before it until the sink writes: the offsets it shows are
+    # gathered once per distinct listing (a simulated run samples its bucket every tick)
+    by_listing: dict[Any, dict[TP, set[int]]] = {}
     for s in sorted(samples, key=lambda b: b.at_ms):
-        vis: dict[TP, set[int]] = defaultdict(set)
-        for obj in d.value_objects(s):
-            for tp, o in d.offsets_of(obj) or []:
-                vis[tp].add(o)
+        listing = (tuple((o.key, o.etag, o.body is None) for o in s.objects), s.committed_keys)
+        vis = by_listing.get(listing)
+        if vis is None:
+            vis = by_listing[listing] = defaultdict(set)
+            for obj in d.value_objects(s):
+                for tp, o in d.offsets_of(obj) or []:
+                    vis[tp].add(o)
         visible_at.append((s.at_ms, vis))
+    sampled_at = [at for at, _ in visible_at]
     w = []
     last: dict[tuple[str, Any, int], int] = {}
     # the suite's own rewinds (a lost offset commit: the offsets set back through the REST API)
@@ -28,7 +36,9 @@ def commit_safety(d: RunData) -> Verdict:
                      if f.kind == "lose-offset-commit" and f.fired and f.at_ms is not None)
     # in the order they were read: samplers on two threads can append out of order
     for os_ in sorted(d.observation.offset_samples, key=lambda o: o.at_ms):
-        later = next((vis for at, vis in visible_at if at >= os_.at_ms), visible_at[-1][1] if visible_at else {})
+        # the first listing taken at or after the offsets were read (else the last one)
+        first = bisect.bisect_left(sampled_at, os_.at_ms)
+        later = visible_at[first][1] if first < len(visible_at) else visible_at[-1][1] if visible_at else {}
         for name, k in os_.committed.items():
             topic, _, p = name.rpartition("-")
             tp = (topic, int(p))
