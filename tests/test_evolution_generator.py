@@ -118,20 +118,13 @@ def test_avro_versions_are_accepted_by_a_registry_checking_backward(data):
 
 @functools.lru_cache(maxsize=1)
 def profile_ci_on_pysink() -> tuple:
-    """What `sinkcheck run --target pysink --profile ci` plays, drawn once for this module's tests."""
+    """The generated scenarios `sinkcheck run --target pysink --profile ci` plays, drawn once for
+    this module's tests (the same in any process, whatever it imported before:
+    conformance.generators.strategies.seed_only_draws)."""
     from conformance.playing.generated import generated_scenarios
     from conformance.playing.session import SIMULATED_EXAMPLES
 
-    from hypothesis import settings
-
-    # drawn under Hypothesis's default settings, as `sinkcheck run` draws (this test run's own
-    # profile, tests/conftest.py, moves the draws)
-    before = settings._current_profile
-    settings.load_profile("default")
-    try:
-        return tuple(generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",)))
-    finally:
-        settings.load_profile(before)
+    return tuple(generated_scenarios(SIMULATED_EXAMPLES["ci"], None, True, 30, kinds=("pysink",)))
 
 
 def test_profile_ci_on_the_python_sink_draws_evolving_schemas_under_every_mode_and_registry_converter():
