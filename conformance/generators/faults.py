@@ -343,6 +343,8 @@ def dying_restart(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     """The index of the first restart whose first put reads the record that kills the task: it
     re-reads from the committed offsets everything produced until it first polls (the next step
     that lets it), dies before any write (R1.4), and nothing is uploaded after it."""
+    if not any(f.kind in RESTARTS for f in faults):
+        return None  # no restart: the model's run to the record that kills the task is not needed
     death = dies_at(cfg, records)
     if death is None:
         return None
@@ -412,6 +414,8 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     later request than the first (first_request_answered), or is dropped where none comes. A
     schedule whose rule never fires, or fires before any object could land, would end `unknown`
     for a reason of the generator's making."""
+    if not any(f.kind == "s3" for f in faults):
+        return faults  # no rule waits for a request: no need for the model's count of uploads
     # where the sink has read what came before: only a step that lets it poll (a fault that
     # restarts it at once may come before it read anything, its successor reads it all again)
     cuts = sorted({min(f.after, len(records)) for f in faults if f.kind in POLLS})
