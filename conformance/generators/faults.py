@@ -163,6 +163,23 @@ def may_stop_the_task(step: FaultStep) -> bool:
             and p.get("code") not in RETRIED_CODES)
 
 
+def first_request_answered(step: FaultStep, cfg: dict[str, str], records: list[dict[str, Any]]) -> int:
+    """The first matching request (counted from when it is armed) an upload rule may answer. An
+    answer a sink may die on (may_stop_the_task) that takes the very first one can kill the task
+    before any object lands, and the run then tested nothing (conformance.judging.untested), so it
+    answers a later one: the second Create or Complete (the first upload after it was armed has
+    then completed: a value object, or a keys or headers file whose value object went before it,
+    R11.1), or the UploadPart after a whole upload's parts (a record larger than s3.part.size
+    takes more than one). 1 for every other rule, and for a 412 S3 applied (its object is there)."""
+    if not may_stop_the_task(step) or step.params.get("state") == "applied":
+        return 1
+    if step.params.get("operation") != "UploadPart":
+        return 2
+    part = int(cfg.get("s3.part.size", "26214400") or 26214400)
+    largest = max((len(str(r.get("value"))) for r in records), default=0)
+    return 2 + largest // part
+
+
 # pauses between records where the wall clock decides boundaries: a put then comes at a time no
 # boundary is aligned with (the simulation starts 250 ms past a second), and a file opens there
 PACING_S = (0.35, 0.8, 1.3, 2.15)
@@ -326,6 +343,8 @@ def dying_restart(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     """The index of the first restart whose first put reads the record that kills the task: it
     re-reads from the committed offsets everything produced until it first polls (the next step
     that lets it), dies before any write (R1.4), and nothing is uploaded after it."""
+    if not any(f.kind in RESTARTS for f in faults):
+        return None  # no restart: the model's run to the record that kills the task is not needed
     death = dies_at(cfg, records)
     if death is None:
         return None
@@ -391,8 +410,12 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     `after` records waits for its `nth` matching request, and the model says how many uploads
     come after that point (and before the step that waits for the rule, if one does). Such a
     rule is made to wait for the last of them, or, where none comes, dropped with the steps that
-    wait for or release it (a crash it staged stays). A schedule whose rule never fires would end
-    `unknown` for a reason of the generator's making."""
+    wait for or release it (a crash it staged stays); an answer a sink may die on waits for a
+    later request than the first (first_request_answered), or is dropped where none comes. A
+    schedule whose rule never fires, or fires before any object could land, would end `unknown`
+    for a reason of the generator's making."""
+    if not any(f.kind == "s3" for f in faults):
+        return faults  # no rule waits for a request: no need for the model's count of uploads
     # where the sink has read what came before: only a step that lets it poll (a fault that
     # restarts it at once may come before it read anything, its successor reads it all again)
     cuts = sorted({min(f.after, len(records)) for f in faults if f.kind in POLLS})
@@ -437,9 +460,12 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
                     if (u := clock_free_uploads(c, records, min(f.after, n), n if until is None else until)) is not None]
             if sure:
                 available = min([available] + sure)
-            if available == 0:
+            least = first_request_answered(f, cfg, records)
+            if available < least:
                 dropped.add(str(f.params.get("name")))
                 continue
+            if int(f.params.get("nth", 1)) < least:
+                f = FaultStep(f.after, f.kind, {**f.params, "nth": least})
             if int(f.params.get("nth", 1)) > available:
                 f = FaultStep(f.after, f.kind, {**f.params, "nth": available})
         elif f.kind in ("wait-fired", "release") and str(f.params.get("rule")) in dropped:

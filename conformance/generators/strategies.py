@@ -5,7 +5,9 @@ records, the default partitioner, no rotation by time, no nulls.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import replace
+from typing import Iterator
 
 from hypothesis import assume
 from hypothesis import strategies as st
@@ -67,3 +69,32 @@ def scenarios(draw: st.DrawFn, max_records: int = 40, with_faults: bool = True,
     # a record larger than a part, where the sink reads s3.part.size (Confluent's and the Python sink)
     sc = with_a_large_record(draw, sc, connector is None and "parquet" in formats and kinds is None)
     return replace(sc, faults=that_can_fire(sc.connector, sc.records, sc.faults))
+
+
+@contextmanager
+def seed_only_draws() -> Iterator[None]:
+    """Draws inside this block depend on the seed and the strategies alone. Hypothesis (6.170
+    here) takes a few draws in twenty from the literals it finds in the source of the project's
+    modules imported so far (hypothesis.internal.conjecture.providers._get_local_constants), so
+    `sinkcheck run --profile ci` drew other scenarios once its named runs (or its first generated
+    run) had imported the model and the adapters, `--no-named` others again, a gate or
+    bench/coverage.py others still, and any edit of a literal anywhere in the project moved them
+    all. Here that pool is empty (Hypothesis's own constants still apply). The pool is the
+    process's: a draw on another thread meanwhile sees it empty too."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # a Hypothesis without local constants: nothing to set aside
+        providers = None
+    if not (hasattr(providers, "_get_local_constants") and hasattr(providers, "CONSTANTS_CACHE")):
+        yield
+        return
+    real, empty = providers._get_local_constants, Constants()
+    # the cache of constants a draw may take holds the pool's: emptied on the way in and out
+    providers.CONSTANTS_CACHE.cache.clear()
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = real
+        providers.CONSTANTS_CACHE.cache.clear()

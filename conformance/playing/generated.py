@@ -21,7 +21,7 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
     from hypothesis import seed as hseed
 
     from conformance.generators.configs import SINK_FORMATS, formats_for, value_kinds_for
-    from conformance.generators.strategies import scenarios
+    from conformance.generators.strategies import scenarios, seed_only_draws
 
     # what every side can take: its formats if they share them, the values each side's kind allows
     shared = {formats_for(k) for k in kinds}
@@ -36,12 +36,13 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
             seen.add(sc.dumps())
             out.append(sc)
 
-    for batch_seed, size in generation_batches(n, seed, derandomize):
-        hseed(batch_seed)(settings(database=None, max_examples=size, derandomize=False, deadline=None,
-                                   phases=[Phase.generate], suppress_health_check=list(HealthCheck),
-                                   verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records, with_faults=with_faults,
-                                                                             formats=formats, kinds=values))(collect)))()
-    out += evolution_top_up(out, n, formats, values, max_records, with_faults, seed, derandomize)
+    with seed_only_draws():  # what `run` draws, whatever this process imported before
+        for batch_seed, size in generation_batches(n, seed, derandomize):
+            hseed(batch_seed)(settings(database=None, max_examples=size, derandomize=False, deadline=None,
+                                       phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+                                       verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records, with_faults=with_faults,
+                                                                                 formats=formats, kinds=values))(collect)))()
+        out += evolution_top_up(out, n, formats, values, max_records, with_faults, seed, derandomize)
     return [dataclasses.replace(sc, name=f"generated-{i:03d}", seed=seed) for i, sc in enumerate(out)]
 
 
@@ -156,7 +157,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
 
     from conformance.generators.configs import formats_for, value_kinds_for
     from conformance.generators.evolution import evolving_streams
-    from conformance.generators.strategies import scenarios
+    from conformance.generators.strategies import scenarios, seed_only_draws
     from conformance.inputs.targets import target_kind
     from conformance.judging.verdicts import failure_signatures
 
@@ -302,10 +303,12 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
 
     def play(strategy: Any, batch_seed: int, size: int) -> bool:
         """One batch of `size` scenarios drawn from `strategy`; False once the run must stop."""
-        test = hseed(batch_seed)(
+        # the runs import the model and the sink's modules as they go: without seed_only_draws the
+        # batches after the first run would draw from their literals
+        test = seed_only_draws()(hseed(batch_seed)(
             settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
                      suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
-                given(strategy)(body)))
+                given(strategy)(body))))
         # a failure ends Hypothesis's pass over the batch: draw it again for the rest of the
         # batch's scenarios, as many times as it finds a failure of a new kind
         counts.update(batch=0, batch_size=size)
