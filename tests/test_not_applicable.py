@@ -144,6 +144,32 @@ def test_C3_a_config_update_to_what_the_config_already_has_changes_flush_size_in
     assert [f.params["config"] for f in other.faults if f.kind == "update-config"] == [{"flush.size": "3"}]
 
 
+def _rules(plan: object) -> list[tuple[str, int]]:
+    return [(f.params["operation"], int(f.params.get("nth", 1))) for f in plan.faults if f.kind == "s3"]
+
+
+def test_R7_4_an_answer_the_task_dies_on_takes_a_request_after_the_users_first_file():
+    """Issue 38: under keys-headers-stored (flush.size=4) the S3 scenarios armed after their own
+    first file (flush.size=3) took the user's first file's request, the task died before any
+    object, and the runs tested nothing. Such an answer takes the second request (the first
+    upload lands), where the model counts one; else the scenario is not applicable; an answer
+    every client retries, or one armed where a file has already landed, stays where it was."""
+    users = _config("keys-headers-stored")
+    for name, op in (("s3-no-such-upload-on-complete", "CompleteMultipartUpload"),
+                     ("s3-access-denied-on-complete", "CompleteMultipartUpload"),
+                     ("s3-no-such-upload-on-part", "UploadPart"), ("s3-signature-mismatch-on-part", "UploadPart")):
+        got = _plan(name, users)
+        assert _rules(got) == [(op, 2)], name
+        assert f"on {op} answers request 2 after it is armed, not 1 (flush.size=4" in got.notes
+    assert _rules(_plan("s3-429-on-part", users)) == [("UploadPart", 1)]  # retried: no death to put off
+    assert _rules(_plan("s3-no-such-upload-on-part", _config("parquet-json-schemas"))) == [("UploadPart", 1)]
+    # flush.size=5, nothing beside a file: one file among the 9 records, no second upload to answer
+    plain = {**users, "flush.size": "5", "store.kafka.keys": "false", "store.kafka.headers": "false"}
+    assert _reason("s3-no-such-upload-on-complete", plain) == (
+        "flush.size=5: the 404 NoSuchUpload on CompleteMultipartUpload would answer the first file's upload, and "
+        "no later one comes among the 9 records, so the task dies before any object (R7.4)")
+
+
 def _cli(tmp_path: Path, *args: str) -> tuple[int, dict]:
     out = tmp_path / "out"
     code = main(["run", "--target", "pysink", "--no-preflight", "--no-save-failures", "--failures-dir",

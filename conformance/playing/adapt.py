@@ -24,6 +24,12 @@ test nothing.
   parts (flush.size records of the scenario's largest size within k-1 parts of s3.part.size):
   the rule never fires and the run is unknown. The fault goes on part 1, which every upload has
   (the connector writes each file as a multipart upload, R7.1).
+- An S3 error answer a release dies on (reference_impl.s3_errors), armed where no upload of the
+  user's config has completed yet (a scenario armed after its own first file of flush.size=3,
+  under the user's flush.size=4): it would take the first file's request and kill the task before
+  any object lands, and the run tests nothing. It answers a later request, as a generated
+  schedule's does (conformance.generators.faults.first_request_answered); where no such request
+  comes the scenario is not applicable (fatal_answer_before_any_object says why).
 
 Every change is written into the scenario's notes, which the report shows.
 """
@@ -53,6 +59,7 @@ def adapted(original: Scenario, fitted: Scenario) -> Scenario:
     except (ConfigError, VersionError):
         return fitted  # the connector's validator (or the target's translation) says what is wrong
     fitted = _with_what_is_stored(_on_existing_parts(_without_fatal_tombstones(fitted, own, users), users), own, users)
+    fitted = _fatal_answers_after_an_object(fitted, users)
     return _with_effective_update(_with_own_tasks(original, fitted), users)
 
 
@@ -189,3 +196,70 @@ def _with_what_is_stored(sc: Scenario, own: SinkConfig, users: SinkConfig) -> Sc
     if not lines:
         return sc
     return dataclasses.replace(sc, records=records, notes="\n".join([sc.notes] + lines).strip())
+
+
+def _fatal_rules(sc: Scenario) -> tuple[list[int], list[int]]:
+    """The positions of the upload rules a release may die on, and what the model counts of the
+    uploads made by the records from each position on (conformance.generators.faults.uploads_after:
+    [] where it rejects the config)."""
+    from conformance.generators.faults import POLLS, S3_UPLOAD_OPERATIONS, may_stop_the_task, uploads_after
+
+    fatal = [i for i, f in enumerate(sc.faults) if may_stop_the_task(f) and f.params.get("state") != "applied"
+             and f.params.get("operation") in S3_UPLOAD_OPERATIONS]
+    if not fatal:
+        return [], []
+    cuts = sorted({min(f.after, len(sc.records)) for f in sc.faults if f.kind in POLLS})
+    return fatal, uploads_after(sc.connector, list(sc.records), cuts)
+
+
+def _placed(sc: Scenario) -> tuple[Scenario, list[str]]:
+    """`sc` with each fatal rule armed before any upload completed made to wait for a later
+    request (conformance.generators.faults.that_can_fire decides which), and the names of those
+    no later request comes for."""
+    from conformance.generators.faults import that_can_fire
+
+    fatal, counts = _fatal_rules(sc)
+    n = len(sc.records)
+    # a rule armed after records that already made an upload (the quiet step before it let the
+    # sink write it) may take the first request: an object is there whatever it does to the task
+    early = [i for i in fatal if counts and counts[0] - counts[min(sc.faults[i].after, n)] == 0]
+    if not early:
+        return sc, []
+    fitted = {str(f.params.get("name")): f for f in that_can_fire(sc.connector, list(sc.records), list(sc.faults))
+              if f.kind == "s3"}
+    faults, unplaced = list(sc.faults), []
+    for i in early:
+        name = str(sc.faults[i].params.get("name"))
+        if name not in fitted:
+            unplaced.append(name)
+        else:
+            faults[i] = dataclasses.replace(sc.faults[i], params={**sc.faults[i].params,
+                                                                  "nth": fitted[name].params.get("nth", 1)})
+    return dataclasses.replace(sc, faults=faults), unplaced
+
+
+def _fatal_answers_after_an_object(sc: Scenario, cfg: SinkConfig) -> Scenario:
+    placed, unplaced = _placed(sc)
+    if unplaced:
+        return sc  # not applicable: fatal_answer_before_any_object says why
+    lines = [f"under the given connector config: the {f.params.get('status')} {f.params.get('code')} on "
+             f"{f.params.get('operation')} answers request {g.params.get('nth')} after it is armed, not "
+             f"{f.params.get('nth', 1)} (flush.size={cfg.flush_size}: no upload has completed there, and the task "
+             "would die before any object, R7.4)"
+             for f, g in zip(sc.faults, placed.faults) if f.params.get("nth", 1) != g.params.get("nth", 1)]
+    if not lines:
+        return sc
+    return dataclasses.replace(placed, notes="\n".join([sc.notes] + lines).strip())
+
+
+def fatal_answer_before_any_object(sc: Scenario, cfg: SinkConfig) -> str | None:
+    """Why a fitted scenario's S3 answer a release dies on can only come before any object lands
+    under its config (no upload completes before it is armed, none after the first comes for it
+    to answer instead), or None. Such a run would test nothing (conformance.judging.untested)."""
+    _, unplaced = _placed(sc)
+    if not unplaced:
+        return None
+    f = next(f for f in sc.faults if str(f.params.get("name")) == unplaced[0])
+    return (f"flush.size={cfg.flush_size}: the {f.params.get('status')} {f.params.get('code')} on "
+            f"{f.params.get('operation')} would answer the first file's upload, and no later one comes among the "
+            f"{len(sc.records)} records, so the task dies before any object (R7.4)")

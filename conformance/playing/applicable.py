@@ -303,8 +303,11 @@ def inapplicable(original: Scenario, fitted: Scenario) -> str | None:
         cfg = sink_config(fitted.connector, fitted.connector_version)
     except (ConfigError, VersionError):
         return None
+    from conformance.playing.adapt import fatal_answer_before_any_object
+
     for aspect in point_of(original.name):
         why = aspect_check(aspect)(original, fitted, cfg)
         if why:
             return why
-    return None
+    # whatever its point, a scenario whose task can only die before the first object tests nothing
+    return fatal_answer_before_any_object(fitted, cfg)
