@@ -186,3 +186,24 @@ def test_R7_a_generated_field_partitioner_config_keeps_its_open_files_buffers_wi
         files = 1 + (sc.connector.get("store.kafka.keys") == "true") + (sc.connector.get("store.kafka.headers") == "true")
         buffers = len(open_files) * files * int(sc.connector.get("s3.part.size", 26_214_400))
         assert buffers < 768 * 2 ** 20, (sc.connector, len(open_files))
+
+
+def test_a_hang_held_past_a_restart_that_dies_at_once_leaves_the_first_upload_after_it_is_armed_to_land():
+    """Issue 38: generated-068 of --profile ci on pysink under default-topics-orders (flush.size=1)
+    hung the first UploadPart after record 3 and crashed the task at 10; its successor read the
+    tombstone at 9 in its first put and died before any write (R1.4), so no object had landed and
+    the run tested nothing. Such a hang now takes the UploadPart after a whole upload; without a
+    restart that dies it stays on the first."""
+    # the issue's config: flush.size=1 and scheduled rotation (the model counts the uploads of a
+    # stream with a fatal tombstone by its boundaries)
+    cfg = {**BASE, "topics": "events", "flush.size": "1", "rotate.schedule.interval.ms": "60000",
+           "timezone": "Asia/Seoul"}
+    # on two partitions, as generated-068's: the model counts a sure upload for each under the schedule
+    recs = [{**r, "partition": i % 2, "value": None if i == 9 else r["value"]} for i, r in enumerate(_small(12))]
+    hang = FaultStep(3, "s3", {"operation": "UploadPart", "action": "hang", "nth": 1, "name": "f1-crash-mid-upload"})
+    # the generator's settle before the tombstone (fatal_after_a_commit), then the crash-mid-upload
+    crash = [FaultStep(9, "quiet", {"seconds": 30}), FaultStep(10, "wait-fired", {"rule": "f1-crash-mid-upload", "seconds": 30.0}), FaultStep(10, "crash", {}),
+             FaultStep(10, "release", {"rule": "f1-crash-mid-upload"}), FaultStep(11, "wait", {"seconds": 1.0})]
+    assert that_can_fire(cfg, recs, [hang] + crash)[0].params["nth"] == 2
+    alive = [{**r, "value": r["value"] if r["value"] is not None else {"seq": 9, "ts": r["timestamp"]}} for r in recs]
+    assert that_can_fire(cfg, alive, [hang] + crash)[0].params["nth"] == 1

@@ -173,6 +173,12 @@ def first_request_answered(step: FaultStep, cfg: dict[str, str], records: list[d
     takes more than one). 1 for every other rule, and for a 412 S3 applied (its object is there)."""
     if not may_stop_the_task(step) or step.params.get("state") == "applied":
         return 1
+    return after_an_upload(step, cfg, records)
+
+
+def after_an_upload(step: FaultStep, cfg: dict[str, str], records: list[dict[str, Any]]) -> int:
+    """The first matching request (counted from when the rule is armed) that comes after a whole
+    upload completed: the second Create or Complete, or the UploadPart after a whole upload's parts."""
     if step.params.get("operation") != "UploadPart":
         return 2
     part = int(cfg.get("s3.part.size", "26214400") or 26214400)
@@ -461,6 +467,11 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
             if sure:
                 available = min([available] + sure)
             least = first_request_answered(f, cfg, records)
+            if dead is not None and i < dead and f.params.get("action") in ("hang", "stall") \
+                    and releases.get(name, len(faults)) > dead:
+                # a sink parked until a restart that dies at once writes nothing after it: an
+                # object lands before the rule parks it, or the run tested nothing
+                least = max(least, after_an_upload(f, cfg, records))
             if available < least:
                 dropped.add(str(f.params.get("name")))
                 continue
