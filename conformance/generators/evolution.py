@@ -219,7 +219,13 @@ def schema_versions(draw: st.DrawFn, base: dict[str, Any], avro: bool, kept: tup
         current = versions[-1]
         for _ in range(draw(st.integers(1, 2))):
             options = [k for k in kinds if _changeable(k, current, kept, avro)]
-            kind = draw(st.sampled_from(options))
+            # an enum's and a union's changes are three of a dozen options, in the one Avro stream
+            # in three that has each: drawn alone two times in three there, so the dozen Avro
+            # streams of --profile ci add and drop symbols and add branches (R14.3 projects an
+            # older record after the one, not the other). The enum and the union come no more
+            # often: every Avro record's schema is parsed again as they grow
+            avro_only = [k for k in options if k in ("enum-add", "enum-drop", "union-add")]
+            kind = draw(st.sampled_from(avro_only if avro_only and draw(st.integers(0, 2)) > 0 else options))
             current = _apply(kind, current, draw(st.sampled_from(_changeable(kind, current, kept, avro))), v, avro)
         if _unchanged(versions[-1], current, avro):  # a field added, then dropped again; a doc alone
             current = _apply("add-optional", current, "*", v, avro)
