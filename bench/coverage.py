@@ -3,11 +3,11 @@ scenarios the model gives an exact object set for (the rest get constraints), ov
 the wall-clock configs on their own rows (rotate.schedule.interval.ms, the Wallclock extractor),
 the share that ended unknown (a fault never fired), each fault kind fired / scheduled, and how
 many scenarios meet each class of production input (conformance.generators.input_classes: topic
-names, text, field lists, partition numbers, record shapes, headers; tests/test_input_classes.py
-asserts `ci` meets every one), and for each profile the table of S3's error answers (status and
-code) by the operation they answered (fired / scheduled; `--profile thorough` on a simulated
-target plays every pair: the status sweep of conformance.playing.generated). Figures are printed
-side by side, never asserted.
+names, text, field lists, partition numbers, record shapes, headers;
+tests/test_evolution_generator.py asserts `ci`'s generated scenarios meet every one), and for
+each profile the table of S3's error answers (status and code) by the operation they answered
+(fired / scheduled; `--profile thorough` on a simulated target plays every pair: the status
+sweep of conformance.playing.generated). Figures are printed side by side, never asserted.
 
     python bench/coverage.py [--profiles ci,default,thorough] [--seed 1] [--target pysink]
 
@@ -102,7 +102,8 @@ def print_status_table(profile: str, table: dict[tuple[str, str], list[int]]) ->
 
 
 def drawn_scenarios(profile: str, seed: int | None, target: str) -> list:
-    """The generated scenarios `run` draws for the profile on `target` (the same seed, the same list)."""
+    """The generated scenarios `run` draws for the profile on `target` (the same seed, the same list,
+    whatever either process imported before: conformance.generators.strategies.seed_only_draws)."""
     from conformance.inputs.targets import target_kind
     from conformance.playing.generated import generated_scenarios
     from conformance.playing.session import PROFILES, SIMULATED_EXAMPLES
