@@ -268,10 +268,6 @@ class Session:
         """A run's conformance.playing.workers.Outcome taken into the session: its result (kept
         with its scenario, recorded where `record`), or its error; InputError for a scenario,
         target or (named) connector config the user must fix."""
-        if outcome.modules:  # played in a worker: what it loaded is loaded here too (workers.mirror_modules)
-            from conformance.playing.workers import mirror_modules
-
-            mirror_modules(outcome.modules)
         if outcome.given_scenario:
             outcome.result.scenario = scenario
         if outcome.kind == "input":

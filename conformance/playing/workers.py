@@ -6,11 +6,9 @@ runs were started. What a run does, and so its result, is the same in a worker a
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import os
 import pickle
 import signal
-import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,43 +43,9 @@ class Outcome:
     error: str = ""  # "<exception type>: <message>"
     message: str = ""  # the exception's own text
     traceback: str = ""
-    # sinkcheck's own modules loaded in the process that played it (own_modules)
-    modules: tuple[str, ...] = ()
     # the result's scenario is the one the run was given, left out of what a worker sends back
     # (the session has it: a large stream's records are hundreds of MB to copy between processes)
     given_scenario: bool = False
-
-
-# Hypothesis draws now and then a literal constant of the modules loaded from the project's
-# directory (its "local constants", collected again whenever sys.modules grows): the scenarios
-# a seed gives depend on which of sinkcheck's modules are loaded when they are drawn. A run in
-# this process loads the ones it needs; one in a worker does not, so the session loads here
-# what its workers loaded (mirror_modules), as each of their runs is taken. Once the runs before
-# the generated ones (the named scenarios) have loaded what runs need, as in `./dev main`, the
-# draws are those of one process; where a generated run is the first to need a module, the draws
-# after it in its batch are made before the module is loaded here, and may differ.
-_ROOT = Path(__file__).resolve().parents[2]  # the directory the sinkcheck packages are in
-
-
-_OWN: dict[str, bool] = {}  # module name -> whether it is sinkcheck's (each looked at once: resolving is slow)
-
-
-def own_modules() -> tuple[str, ...]:
-    """The names of the loaded modules whose files are in sinkcheck's directory."""
-    for name, module in list(sys.modules.items()):
-        if name not in _OWN:
-            path = getattr(module, "__file__", None)
-            _OWN[name] = bool(path) and not name.startswith("__") and Path(path).resolve().is_relative_to(_ROOT)
-    return tuple(sorted(name for name, own in _OWN.items() if own and name in sys.modules))
-
-
-def mirror_modules(names: tuple[str, ...]) -> None:
-    """Load here the modules of `names` not loaded yet (a worker's own_modules)."""
-    import importlib
-
-    for name in names:
-        if name not in sys.modules:
-            importlib.import_module(name)
 
 
 def failed(e: Exception) -> Outcome:
@@ -131,13 +95,12 @@ def play(scenario_file: Path, spec: str, run_dir: Path, plugin_path: list[str] |
         outcome = failed(e)
     if outcome.result is not None and prepare_report is not None:
         prepare_report(outcome.result)
-    outcome.modules = own_modules()
     if outcome.result is not None and outcome.result.scenario is scenario:
         outcome.result.scenario, outcome.given_scenario = None, True
     try:
         return _hand_over(outcome, run_dir / OUTCOME_FILE)
     except Exception as e:  # noqa: BLE001 - a result that cannot be sent is that run's error
-        return _hand_over(dataclasses.replace(failed(e), modules=outcome.modules), run_dir / OUTCOME_FILE)
+        return _hand_over(failed(e), run_dir / OUTCOME_FILE)
 
 
 def _ignore_interrupts() -> None:
