@@ -3,10 +3,13 @@ port; also when the stack is stopped while a worker is SIGSTOPped and when the `
 raised."""
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from adapters.connect.target import plugins_dir
-from adapters.processes.managed import child_pids, listening_ports, port_open
+from adapters.processes.connect_worker import ConnectWorker
+from adapters.processes.managed import LOOPBACK, _ephemeral_range, child_pids, free_port, listening_ports, port_open
 from adapters.processes.stack import KafkaStack
 
 pytestmark = pytest.mark.kafka
@@ -26,7 +29,18 @@ def test_nothing_left_behind_after_stop(tmp_path):
             assert len(ours) >= 3, ours  # broker, moto, worker
             ports = stack.ports()
             assert ports <= listening_ports(), (ports, listening_ports())
-            w2 = stack.add_worker()  # two workers
+            # two workers; the second's REST port is taken before it binds (another process
+            # won the race for it): it starts on another port, and the log says why
+            w2 = ConnectWorker(stack.run_dir, stack.bootstrap, stack.plugin_paths,
+                               worker_name="worker-2", heap=stack.worker_heap)
+            taken = w2.port
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
+                squatter.bind((LOOPBACK, taken))
+                squatter.listen()
+                stack.workers.append(w2)
+                w2.start()
+            assert w2.port != taken and port_open(w2.port)
+            assert (w2.dir / f"connect.port-taken-{taken}.log").exists()
             ports |= {w2.port}
             stack.workers[0].kill()  # one crashed
             stack.workers[0].restart()
@@ -68,3 +82,12 @@ def test_unobtainable_plugin_is_reported_before_anything_starts(tmp_path):
         t.start(default_config("confluent", ["x"], None), {"x": 1})
     t.stop()
     assert not (child_pids() - before)
+
+
+def test_free_ports_are_below_the_ephemeral_range_and_never_handed_out_twice():
+    """Outgoing connections take their source ports from the ephemeral range: a server's port
+    chosen there can be taken before the server binds it."""
+    lo, _ = _ephemeral_range()
+    ports = [free_port() for _ in range(200)]
+    assert len(set(ports)) == len(ports)
+    assert all(p < lo for p in ports)

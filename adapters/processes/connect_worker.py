@@ -10,7 +10,8 @@ from typing import Iterable, Mapping
 
 from adapters.processes import jars
 from adapters.processes.managed import (DEFAULT_JVM_FLAGS, LOG4J2_PROPERTIES, LOOPBACK, ManagedProcess,
-    _write_props, free_port, java, wait_until)
+    _write_props, free_port, java, port_taken_in, wait_until)
+from adapters.target import TargetError
 
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -86,27 +87,43 @@ class ConnectWorker:
 
     def start(self) -> "ConnectWorker":
         t0 = time.monotonic()
-        if self.proc is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            (self.dir / "log4j2.properties").write_text(
-                LOG4J2_PROPERTIES.format(level=self.log_level))
-            cfg = _write_props(self.dir / "worker.properties", self.properties())
-            argv = [java(), "-Xms128m", f"-Xmx{self.heap}", *DEFAULT_JVM_FLAGS,
-                    f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
-                    f"-Dkafka.logs.dir={self.dir / 'logs'}",
-                    "-cp", jars.classpath("kafka"),
-                    "org.apache.kafka.connect.cli.ConnectDistributed", str(cfg)]
-            self.proc = ManagedProcess(f"connect-{self.name}", argv, self.log_path)
-        self.proc.start()
-        try:
-            wait_until(self._ready, self.start_timeout_s,
-                       f"the Kafka Connect worker {self.name} REST API at {self.rest_url}/connectors",
-                       log=self.log_path, proc=self.proc, interval_s=0.5)
-        except BaseException:
-            self.stop()
-            raise
+        first_start = self.proc is None
+        for attempt in range(3):
+            if self.proc is None:
+                self._prepare()
+            self.proc.start()
+            try:
+                wait_until(self._ready, self.start_timeout_s,
+                           f"the Kafka Connect worker {self.name} REST API at {self.rest_url}/connectors",
+                           log=self.log_path, proc=self.proc, interval_s=0.5)
+                break
+            except TargetError:
+                self.stop()
+                # another process took the REST port between its choice and the bind: a new one,
+                # only before the worker was ever up (a restart keeps its advertised URL)
+                if first_start and attempt < 2 and port_taken_in(self.log_path):
+                    self.log_path.replace(self.log_path.with_name(f"connect.port-taken-{self.port}.log"))
+                    self.port = free_port()
+                    self.proc = None
+                    continue
+                raise
+            except BaseException:
+                self.stop()
+                raise
         self.startup_s = time.monotonic() - t0
         return self
+
+    def _prepare(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "log4j2.properties").write_text(
+            LOG4J2_PROPERTIES.format(level=self.log_level))
+        cfg = _write_props(self.dir / "worker.properties", self.properties())
+        argv = [java(), "-Xms128m", f"-Xmx{self.heap}", *DEFAULT_JVM_FLAGS,
+                f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
+                f"-Dkafka.logs.dir={self.dir / 'logs'}",
+                "-cp", jars.classpath("kafka"),
+                "org.apache.kafka.connect.cli.ConnectDistributed", str(cfg)]
+        self.proc = ManagedProcess(f"connect-{self.name}", argv, self.log_path)
 
     def _ready(self) -> bool:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import random
 import shutil
 import signal
 import socket
@@ -42,11 +43,58 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        lo, hi = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(lo), int(hi)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+# Ports this process has handed out: a server binds its port seconds after it was chosen (a JVM
+# starting), and the same port must not be handed out twice in between.
+_HANDED_OUT: set[int] = set()
+_PORT_LOCK = threading.Lock()
+_PORT_FLOOR = 20000
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
+    """A TCP port on 127.0.0.1 that is free right now, chosen at random below the kernel's
+    ephemeral range. A port the kernel hands out (bind to 0) is also the range every outgoing
+    connection takes its source port from: between the choice and a JVM's bind, seconds later,
+    a client connection of another test could take it (seen in CI: a Connect worker's REST
+    server failing to bind)."""
+    lo, _ = _ephemeral_range()
+    with _PORT_LOCK:
+        if lo - _PORT_FLOOR >= 1000:
+            rng = random.Random()
+            for _ in range(200):
+                port = rng.randrange(_PORT_FLOOR, lo)
+                if port in _HANDED_OUT:
+                    continue
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                    try:
+                        s.bind((LOOPBACK, port))
+                    except OSError:
+                        continue
+                _HANDED_OUT.add(port)
+                return port
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind((LOOPBACK, 0))
+            port = s.getsockname()[1]
+        _HANDED_OUT.add(port)
+        return port
+
+
+def port_taken_in(log: Path | str | None) -> bool:
+    """Whether a server's log says its port was taken (it lost the race for a free port)."""
+    if not log:
+        return False
+    try:
+        text = Path(log).read_text(errors="replace")
+    except OSError:
+        return False
+    return "Address already in use" in text or "BindException" in text
 
 
 def port_open(port: int, host: str = LOOPBACK, timeout_s: float = 0.5) -> bool:
