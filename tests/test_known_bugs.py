@@ -56,6 +56,7 @@ def test_every_entry_cites_upstream_names_versions_and_a_scenario_whose_config_m
         assert bug.symptom and bug.needs_text and bug.scenarios, bug.id
         for name in bug.scenarios:
             assert bug.needs(dict(ALL_NAMED[name]().connector)), (bug.id, name)
+            assert bug.condition_met(ALL_NAMED[name]()), (bug.id, name)
         for v in bug.fixed_in:
             assert bug.affects(v) is False, (bug.id, v)
         for lo, hi in bug.affected:
@@ -348,11 +349,79 @@ def test_the_report_names_each_known_bug_that_applies_with_link_versions_workaro
 
 def test_a_config_that_meets_a_bug_on_a_fixed_version_is_not_reported():
     good = _replay("confluent", "11.0.2", "rotate-schedule-steady-stream").result
-    # the bug fixed in 11.0.2 is not named; those of S3's answers on every release since (an answer
-    # cut mid-body, a 412 with the HEAD refused) are named as met and not reproduced
+    # the bug fixed in 11.0.2 is not named; nor are those of S3's answers on every release since (an
+    # answer cut mid-body, a 412 with the HEAD refused): the run carried no such answer
     named = relevant([good])
     assert "confluent-scheduled-rotation-npe" not in [b["id"] for b in named]
     assert not [b["id"] for b in named if b["reproduced"]]
+    assert not {"confluent-cut-xml-answer-kills-task", "confluent-412-head-403-skips-record"} & {b["id"] for b in named}
+
+
+# the entries a fault sets off: their condition is met only by a scenario that carries the fault
+TRIGGERED = [b.id for b in KNOWN_BUGS if b.triggered_by is not None]
+
+
+def test_the_entries_a_fault_sets_off_are_those_of_s3_answers_and_of_members_stopping_or_moving():
+    assert set(TRIGGERED) == {
+        "confluent-error-inside-complete-200", "confluent-cut-xml-answer-kills-task", "confluent-412-head-403-skips-record",
+        "confluent-close-drops-kept-writers", "iceberg-first-commit-lost", "aiven-zombie-overwrites-newer-object",
+        "lenses-cooperative-rebalance-drops-kept-partitions", "lenses-http-max-retries-are-attempts",
+        "lenses-retried-upload-412-kills-task"}
+
+
+@pytest.mark.parametrize("bug_id", TRIGGERED)
+def test_a_bug_a_fault_sets_off_is_not_met_by_its_scenario_without_its_faults(bug_id):
+    from dataclasses import replace
+
+    bug = BY_ID[bug_id]
+    for name in bug.scenarios:
+        sc = ALL_NAMED[name]()
+        assert bug.condition_met(sc) and not bug.condition_met(replace(sc, faults=[])), name
+
+
+def test_a_run_without_a_cut_answer_to_complete_does_not_list_the_cut_xml_bug_and_one_with_it_does():
+    """Every Confluent run on 11.0.0 or later used to be told "KNOWN BUG
+    confluent-cut-xml-answer-kills-task ... its condition is met": `needs` holds for every config.
+    Its condition is a Complete's answer cut, which a scenario's fault schedule says."""
+    from dataclasses import replace
+
+    from conformance.inputs.scenario import FaultStep
+
+    bug = BY_ID["confluent-cut-xml-answer-kills-task"]
+    run = _replay("confluent", "12.1.9", "crash-mid-stream").result
+    assert bug.affects("12.1.9") and bug.needs(dict(run.scenario.connector))
+    assert bug.id not in {b["id"] for b in relevant([run])}
+    stalled = replace(run, scenario=replace(run.scenario, faults=ALL_NAMED["s3-stalled-complete-answer"]().faults))
+    (met,) = [b for b in relevant([stalled]) if b["id"] == bug.id]
+    assert not met["reproduced"] and met["configs"] == ["crash-mid-stream"]
+    assert "its condition is met (crash-mid-stream), not reproduced by this run" in known_bug_line(met)
+
+    def with_rule(**rule):
+        return replace(run.scenario, faults=[FaultStep(3, "s3", {"operation": "CompleteMultipartUpload", **rule})])
+
+    # the answer reset in its middle (S3 applied the Complete) is cut too; a reset of the request, an
+    # answer dropped whole (no XML to parse: the client retries) or another call's answer is not
+    assert bug.condition_met(with_rule(action="reset", forward=True)) and bug.condition_met(with_rule(action="reset"))
+    assert not bug.condition_met(with_rule(action="reset", forward=False))
+    assert not bug.condition_met(with_rule(action="drop-response"))
+    assert not bug.condition_met(replace(run.scenario, faults=[FaultStep(3, "s3", {"operation": "UploadPart",
+                                                                                   "action": "stall"})]))
+
+
+def test_a_412_s3_applied_with_the_head_refused_does_not_meet_the_skipped_record_bug():
+    """The generated HeadObject rule follows a 412 S3 applied (the object is there, so a HEAD taken
+    for it is right): only a 412 without the object, its HEAD refused, loses a record."""
+    from dataclasses import replace
+
+    from conformance.generators.faults import status_params
+    from conformance.inputs.scenario import FaultStep
+
+    bug = BY_ID["confluent-412-head-403-skips-record"]
+    sc = ALL_NAMED["s3-412-without-the-object-head-403"]()
+    applied = [FaultStep(3, "s3", status_params(412, "PreconditionFailed", "CompleteMultipartUpload", "f", 1, "applied")),
+               FaultStep(3, "s3", status_params(403, "AccessDenied", "HeadObject", "f-then"))]
+    assert bug.condition_met(sc) and not bug.condition_met(replace(sc, faults=applied))
+    assert not bug.condition_met(replace(sc, faults=sc.faults[:2]))  # the 412 alone: the HEAD tells
 
 
 def test_the_gate_says_a_known_bug_is_fixed_or_introduced_with_the_witness():

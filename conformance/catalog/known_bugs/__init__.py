@@ -4,8 +4,8 @@ the named scenarios that show it.
 
 The model never imitates a bug (it holds every version to what the documentation promises), so
 a scenario of an entry fails on an affected version with the bug's own witness and passes on a
-fixed one. `relevant` answers "which known bugs touch this run's config and version, and did the
-run reproduce them?" for the report, results.json and the gate.
+fixed one. `relevant` answers "which known bugs touch this run's scenarios (config and faults)
+and version, and did the run reproduce them?" for the report, results.json and the gate.
 
 One module per sink holds its entries (confluent, iceberg, camel, aiven, lenses); `entry` the
 KnownBug record, `predicates` the conditions entries read from a config or a run's verdicts,
@@ -13,7 +13,9 @@ KnownBug record, `predicates` the conditions entries read from a config or a run
 
 To add an entry: append a `KnownBug` to its sink's `BUGS` with a citation you have read (the issue,
 PR or commit as `owner/repo#N`), the affected versions read from the tags, a predicate over the
-connector config as the user gives it (in `predicates`), and a named scenario
+connector config as the user gives it (in `predicates`), where a fault sets the bug off a
+predicate over the scenario that says it carries that fault (`triggered_by`, in `predicates`),
+and a named scenario
 (conformance.catalog.named) that shows it; tests/test_known_bugs.py replays the scenario through the
 model of both versions.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from conformance.catalog.known_bugs.entry import KnownBug
 from conformance.catalog.known_bugs.predicates import (aiven_default_name_default_compression,
                                                        aiven_parquet_without_new_lists,
-                                                       flush_stuck_on_a_null_in_an_array)
+                                                       flush_stuck_on_a_null_in_an_array, task_paused)
 
 
 BUGS: tuple[KnownBug, ...] = (
@@ -43,6 +43,7 @@ BUGS: tuple[KnownBug, ...] = (
                 "and the resumed zombie flushes its smaller buffer over the new owner's object",
         workaround=None,
         scenarios=("aiven-zombie-task",),
+        triggered_by=task_paused,
         why="no upstream issue found (one search of the connector's issues); S3OutputStream uploads without a "
             "conditional write and the resumed WorkerSinkTask commits on its timer before its next poll() "
             "learns that the partitions are gone, so flush() runs in the zombie",

@@ -3,7 +3,9 @@ library it bundles), each read at the release tags and recorded on the real conn
 from __future__ import annotations
 
 from conformance.catalog.known_bugs.entry import KnownBug
-from conformance.catalog.known_bugs.predicates import (conditional_complete, cooperative_assignor, field_partitioner,
+from conformance.catalog.known_bugs.predicates import (complete_412_head_403, complete_answer_cut, conditional_complete,
+                                                       cooperative_assignor, error_inside_complete_200,
+                                                       field_partitioner, member_joins_or_leaves,
                                                        scheduled_without_extractor, wrapped_time_rotation)
 
 
@@ -75,12 +77,14 @@ BUGS: tuple[KnownBug, ...] = (
         affected=((None, "11.0.0"),),  # every release bundling the AWS SDK v1
         fixed_in=("11.0.0",),
         needs=lambda cfg: True,  # every file is a multipart upload (R7.1)
-        needs_text="any config: every file is completed by CompleteMultipartUpload",
+        needs_text="any config (every file is completed by CompleteMultipartUpload), when S3 answers a Complete 200 "
+                   "with an error inside",
         symptom="S3 answers 200 with an InternalError inside; the SDK v1 throws it at once without retrying and "
                 "the task FAILED until restarted (no data lost: the offsets were not committed)",
         workaround="take 11.0.0 or later (AWS SDK v2 retries it, R7.4); or restart the failed task",
         scenarios=("error-inside-200-not-applied", "error-inside-200-with-keys", "error-inside-200-applied"),
         signature=r"(?=[\s\S]*InternalError)[\s\S]*[Cc]ompleteMultipartUpload",
+        triggered_by=error_inside_complete_200,
     ),
     KnownBug(
         id="confluent-cut-xml-answer-kills-task",
@@ -91,7 +95,8 @@ BUGS: tuple[KnownBug, ...] = (
         affected=(("11.0.0", None),),  # every release bundling the AWS SDK v2 (#858)
         fixed_in=(),
         needs=lambda cfg: True,  # every file is completed by CompleteMultipartUpload (R7.1)
-        needs_text="any config: every file is completed by CompleteMultipartUpload, whose answer is an XML document",
+        needs_text="any config (every file is completed by CompleteMultipartUpload, whose answer is an XML document), "
+                   "when the answer to a Complete S3 applied is cut mid-body (stalled, or the connection reset)",
         symptom="the connection breaks while S3's answer to a Complete it applied is read (a reset, a proxy or load "
                 "balancer timing out): ConnectException 'Could not parse XML response' caused by a WstxIOException "
                 "(Premature end of Content-Length delimited message body); the task FAILED until restarted (no data "
@@ -99,6 +104,7 @@ BUGS: tuple[KnownBug, ...] = (
         workaround="restart the failed task (its restart writes the same object again); 10.6.x (AWS SDK v1) retries it",
         scenarios=("s3-stalled-complete-answer",),
         signature=r"Could not parse XML response[\s\S]*(Premature end|WstxIOException)",
+        triggered_by=complete_answer_cut,
         why="no upstream issue found (one search of the connector's issues for the message); the SDK v2 wraps the "
             "cut body as SdkClientException caused by a WstxIOException, an XMLStreamException and no IOException, "
             "so neither the client's retry (its exception or its cause an IOException) nor S3ErrorUtils' "
@@ -123,6 +129,7 @@ BUGS: tuple[KnownBug, ...] = (
         workaround="grant s3:GetObject on the bucket to the connector's credentials (the HEAD then tells), or "
                    "enable.conditional.writes=false",
         scenarios=("s3-412-without-the-object-head-403",),
+        triggered_by=complete_412_head_403,
         why="no upstream issue found (one search of the connector's issues); S3OutputStream.fileExists counts a 403 "
             "as the key there (v12.1.9 S3OutputStream.java:392-405, v10.6.18 S3OutputStream.java:353-366: 'We "
             "should be fine to assume file exists here'), and TopicPartitionWriter's next start skips a key that "
@@ -152,5 +159,6 @@ BUGS: tuple[KnownBug, ...] = (
         scenarios=("cooperative-worker-joins-then-leaves",),
         # the NullPointerException thrown in put itself (its first frame), not one thrown below it
         signature=r"No writer found for topic partition|NullPointerException[^\n]*\n\s*at io\.confluent\.connect\.s3\.S3SinkTask\.put",
+        triggered_by=member_joins_or_leaves,
     ),
 )

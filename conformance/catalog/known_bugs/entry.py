@@ -19,7 +19,7 @@ class KnownBug:
     affected: tuple[tuple[str | None, str | None], ...]  # [from, to) version ranges: to is the fix; None: open
     fixed_in: tuple[str, ...]  # the first release without it, per release line
     needs: Callable[[dict[str, str]], bool]  # does a connector config meet the bug's condition?
-    needs_text: str
+    needs_text: str  # the condition in words: the config's, and the fault that sets it off where one does
     symptom: str  # what a user sees
     workaround: str | None
     scenarios: tuple[str, ...]  # named scenarios that show it
@@ -28,6 +28,14 @@ class KnownBug:
     # generated run of the bug's shape is named too, not only its scenario)
     shown_by: Callable[[Any], str | None] | None = None
     why: str = ""  # why it is a bug when upstream has no issue for it
+    # for a bug a fault sets off (an S3 answer, a member leaving): does a scenario carry that
+    # fault? None: the config alone meets its condition (the records that set it off, a tombstone
+    # or a null in an array, are the config's to meet: every stream may carry them)
+    triggered_by: Callable[[Any], bool] | None = None
+
+    def condition_met(self, scenario: Any) -> bool:
+        """Does a scenario meet the bug's condition: its config, and the fault that sets it off?"""
+        return self.needs(dict(scenario.connector)) and (self.triggered_by is None or self.triggered_by(scenario))
 
     def url(self, cite: str | None = None) -> str | None:
         c = cite or self.cite

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from conformance.catalog.known_bugs.entry import KnownBug
-from conformance.catalog.known_bugs.predicates import (auto_creates, reads_control_topic_from_latest,
+from conformance.catalog.known_bugs.predicates import (auto_creates, reads_control_topic_from_latest, task_stops_or_moves,
                                                        tasks_auto_create_together)
 
 
@@ -16,7 +16,8 @@ BUGS: tuple[KnownBug, ...] = (
         affected=((None, None),),  # no release reads the control topic from earliest by default (the PR is open)
         fixed_in=(),
         needs=reads_control_topic_from_latest,
-        needs_text="iceberg.kafka.auto.offset.reset left at its default (latest)",
+        needs_text="iceberg.kafka.auto.offset.reset left at its default (latest), when the coordinator stops or moves "
+                   "before its first table commit (a worker killed, paused, joining or leaving; a task restarted)",
         # the control consumer of group <connect group>-coord commits its offsets only after a
         # table commit (Coordinator.doCommit), and reads with auto.offset.reset=latest
         # (KafkaClientFactory.createConsumer): whichever consumer of that group takes the control
@@ -31,6 +32,7 @@ BUGS: tuple[KnownBug, ...] = (
         # the zombie's loss needs the pause to come before the first table commit: measured under
         # CPU load (two busy loops beside the stack), not alone
         scenarios=("iceberg-kill-during-first-commit", "iceberg-zombie-worker"),
+        triggered_by=task_stops_or_moves,
     ),
     KnownBug(
         id="iceberg-tombstone-before-table",

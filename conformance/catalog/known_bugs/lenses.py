@@ -7,7 +7,9 @@ from conformance.catalog.known_bugs.predicates import (commit_stopped_at_tombsto
                                                        kept_partitions_never_committed, lenses_avro,
                                                        lenses_avro_or_parquet, lenses_bytes_writes_nulls,
                                                        lenses_error_policy_throws, lenses_json_writes_nulls,
-                                                       lenses_parquet, lenses_skips_nulls)
+                                                       lenses_parquet, lenses_skips_nulls,
+                                                       lock_write_fails_as_often_as_attempts, member_joins_or_leaves,
+                                                       upload_answer_lost)
 
 # 5110b8130 ("fix: ArrayIndexOutOfBoundsException when writing records with different schema
 # versions", 2026-01-29) replaced AvroData.fromConnectData with ToAvroDataConverter's own
@@ -68,6 +70,7 @@ BUGS: tuple[KnownBug, ...] = (
         scenarios=("cooperative-worker-joins-then-leaves",),
         signature=r"Granular lock eTag for [^\n]* not in cache|Master index not found",
         shown_by=kept_partitions_never_committed,
+        triggered_by=member_joins_or_leaves,
         why="no upstream issue found (one search of the connector's issues); under incremental cooperative "
             "rebalancing (KIP-429) Kafka Connect's WorkerSinkTask calls SinkTask.open with the newly assigned "
             "partitions only and close with the revoked ones only, but IndexManagerV2.open takes its argument for "
@@ -253,6 +256,7 @@ BUGS: tuple[KnownBug, ...] = (
         scenarios=("lenses-500-on-index-as-many-as-retries",),
         # a server error on a lock write (a 412 there is fencing: another task wrote the lock)
         signature=r"FatalConnectException: error writing file \(\{\"owner\"[^\n]*Status Code: 5\d\d",
+        triggered_by=lock_write_fails_as_often_as_attempts,
         why="no upstream issue found; the key is documented as \"Number of times to retry the http request\" "
             "(S3ConfigSettings.HTTP_NBR_OF_RETRIES_DOC) but AwsS3ClientCreator.customiseRetryStrategy passes it "
             "to the SDK as maxAttempts, the first attempt included; IndexManagerV2.update and "
@@ -268,7 +272,8 @@ BUGS: tuple[KnownBug, ...] = (
         affected=((None, None),),  # measured on 11.7.2
         fixed_in=(),
         needs=lenses_error_policy_throws,
-        needs_text="connect.s3.error.policy left at THROW (the default)",
+        needs_text="connect.s3.error.policy left at THROW (the default), when S3 applies an upload and its answer is "
+                   "lost (dropped or cut), so the S3 client sends it again",
         symptom="S3Exception 412 \"At least one of the pre-conditions you specified did not hold\" on the PutObject "
                 "of a staged .temp-upload/ file, and the task FAILED until restarted by hand (liveness, "
                 "commit-progress); the restarted task uploads the file again and goes on",
@@ -277,6 +282,7 @@ BUGS: tuple[KnownBug, ...] = (
         # (multipart-lost-commit loses the same answer, but its crash step restarts the failed task: it passes)
         scenarios=("lenses-lost-answer-to-an-upload",),
         signature=r"pre-conditions you specified did not hold",
+        triggered_by=upload_answer_lost,
         why="no upstream issue found; AwsS3StorageInterface.uploadFile puts with If-None-Match: *, so when the "
             "SDK retries a PutObject whose first attempt landed (a lost answer: multipart-lost-commit's dropped "
             "response) S3 answers 412; PendingOperationsProcessors calls it a transient failure "

@@ -49,7 +49,7 @@ def _witness(bug: KnownBug, result: Any) -> str:
 def reproduction(bug: KnownBug, result: Any) -> str | None:
     """The witness a run gives of this bug, or None: its scenario failing, the task's trace
     carrying the bug's signature, or (a bug that leaves no trace) its `shown_by` over a run whose
-    config meets it."""
+    scenario meets its condition (config and fault)."""
     if sink_of(result.target) != bug.sink:
         return None
     trace = _trace(result)
@@ -59,14 +59,15 @@ def reproduction(bug: KnownBug, result: Any) -> str | None:
         return f"{result.scenario.name} failed: {_witness(bug, result)}"
     if bug.matches(trace):
         return f"{result.scenario.name}: {_witness(bug, result)}"
-    if bug.shown_by and bug.needs(dict(result.scenario.connector)) and (w := bug.shown_by(result)):
+    if bug.shown_by and bug.condition_met(result.scenario) and (w := bug.shown_by(result)):
         return f"{result.scenario.name}: {w}"
     return None
 
 
 def relevant(results: Sequence[Any]) -> list[dict[str, Any]]:
-    """Per target, each known bug that touches a config the run played on a version that has it
-    (or whose version is not known), and whether the run reproduced it."""
+    """Per target, each known bug whose condition a scenario the run played meets (its config, and
+    the fault that sets it off where one does) on a version that has it (or whose version is not
+    known), and whether the run reproduced it."""
     out: list[dict[str, Any]] = []
     by_target: dict[str, list[Any]] = {}
     for r in results:
@@ -77,7 +78,7 @@ def relevant(results: Sequence[Any]) -> list[dict[str, Any]]:
         for bug in KNOWN_BUGS:
             if bug.sink != sink:
                 continue
-            configs = [r.scenario.name for r in rs if bug.needs(dict(r.scenario.connector))]
+            configs = [r.scenario.name for r in rs if bug.condition_met(r.scenario)]
             witnesses = [(r.scenario.name, w) for r in rs if (w := reproduction(bug, r))]
             affected = bug.affects(version)
             if not witnesses and (not configs or affected is False):

@@ -1,6 +1,8 @@
 """The conditions known bugs read: over a connector config as the user gives it (an entry's
-`needs`: does this config meet the bug's condition?) and, for bugs that leave no trace in a task's
-trace, over a run's verdicts and produced records (an entry's `shown_by`: the witness a run gives)."""
+`needs`: does this config meet the bug's condition?), over a scenario's fault schedule for bugs a
+fault sets off (an entry's `triggered_by`: does the scenario carry that fault?) and, for bugs that
+leave no trace in a task's trace, over a run's verdicts and produced records (an entry's
+`shown_by`: the witness a run gives)."""
 from __future__ import annotations
 
 import re
@@ -227,3 +229,86 @@ def conditional_complete(cfg: dict[str, str]) -> bool:
     from conformance.generators.faults import conditional_complete as conditional
 
     return conditional(cfg)
+
+
+# --- the faults that set a bug off (an entry's `triggered_by`, over a scenario's fault steps) ---
+
+# the S3 calls that upload an object: a multipart upload's three, or one PutObject (a "put"
+# connector's rules on the multipart calls go on its PutObject: conformance.playing.runner)
+UPLOAD_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "PutObject")
+# faults after which a consumer group's members change: a worker dies, stalls past its session,
+# joins or leaves, so partitions move while other members keep theirs
+MEMBERSHIP_CHANGES = ("crash", "kill-worker", "pause", "pause-worker", "add-worker", "remove-worker", "rebalance")
+# faults that stop a running task or move it: the membership changes, and a restart of the task,
+# the connector or its config, or the connector stopped to set its offsets back
+TASK_STOPS_OR_MOVES = MEMBERSHIP_CHANGES + ("restart", "restart-task", "restart-connector", "update-config",
+                                            "lose-offset-commit")
+
+
+def _s3_rules(scenario: Any, operations: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The params of the scenario's S3 rules on one of `operations` (or on any: "*")."""
+    return [f.params for f in scenario.faults
+            if f.kind == "s3" and str(f.params.get("operation", "*")) in (*operations, "*")]
+
+
+def _answer_cut(rule: dict[str, Any]) -> bool:
+    """S3 applied the request and its answer breaks off: stalled mid-body, or reset in the middle
+    of it (a reset without `forward` comes before S3 has the request: no answer to cut)."""
+    action = rule.get("action")
+    return action == "stall" or (action == "reset" and bool(rule.get("forward", True)))
+
+
+def complete_answer_cut(scenario: Any) -> bool:
+    """An answer to a CompleteMultipartUpload S3 applied, cut mid-body."""
+    return any(_answer_cut(r) for r in _s3_rules(scenario, ("CompleteMultipartUpload",)))
+
+
+def error_inside_complete_200(scenario: Any) -> bool:
+    """A CompleteMultipartUpload answered 200 with an error inside (applied or not)."""
+    return any(r.get("action") == "error-200" for r in _s3_rules(scenario, ("CompleteMultipartUpload",)))
+
+
+def complete_412_head_403(scenario: Any) -> bool:
+    """A 412 on a Complete with no object at the key (a 412 S3 applied leaves the object there,
+    so a HEAD taken for it is right), and the HEAD that checks it refused with 403."""
+    rules = _s3_rules(scenario, ("CompleteMultipartUpload", "HeadObject"))
+    return (any(r.get("operation") != "HeadObject" and r.get("action") == "fail" and int(r.get("status") or 0) == 412
+                and r.get("state") != "applied" for r in rules)
+            and any(r.get("operation") in ("HeadObject", "*") and r.get("action") == "fail"
+                    and int(r.get("status") or 0) == 403 for r in rules))
+
+
+def member_joins_or_leaves(scenario: Any) -> bool:
+    return any(f.kind in MEMBERSHIP_CHANGES for f in scenario.faults)
+
+
+def task_stops_or_moves(scenario: Any) -> bool:
+    return any(f.kind in TASK_STOPS_OR_MOVES for f in scenario.faults)
+
+
+def task_paused(scenario: Any) -> bool:
+    """A task's worker stopped (SIGSTOP) and later resumed: a zombie."""
+    return any(f.kind in ("pause", "pause-worker") for f in scenario.faults)
+
+
+def upload_answer_lost(scenario: Any) -> bool:
+    """An upload S3 applied whose answer never reaches the sink whole (dropped or cut), so its
+    client sends it again."""
+    return any(r.get("action") == "drop-response" or _answer_cut(r) for r in _s3_rules(scenario, UPLOAD_OPERATIONS))
+
+
+def lock_write_fails_as_often_as_attempts(scenario: Any) -> bool:
+    """Lenses: an S3 error every client retries, on PutObjects of the .indexes/ lock objects, as
+    many times in a row as connect.s3.http.max.retries (default 5) says (which is the S3 client's
+    attempts, the first included)."""
+    from conformance.generators.faults import RETRIED_CODES, RETRIED_STATUSES
+
+    try:
+        attempts = int(str(scenario.connector.get("connect.s3.http.max.retries", "5")).strip())
+    except ValueError:
+        return False
+    return any(r.get("action") == "fail" and (int(r.get("status") or 0) in RETRIED_STATUSES
+                                              or r.get("code") in RETRIED_CODES)
+               and (int(r.get("times", 1)) == 0 or int(r.get("times", 1)) >= attempts)
+               and (r.get("key") is None or ".indexes" in str(r.get("key")))
+               for r in _s3_rules(scenario, ("PutObject",)))
