@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.playing.model_target import model_version
-from conformance.playing.session import (FAILURES_DIR, PROFILES, Session, environment, failure_file_name,
-    failure_scenario, fmt_secs, named_scenarios, own_named_scenarios, saved_failures, slug)
+from conformance.playing.session import (FAILURES_DIR, PROFILES, Session, alike_groups, environment, failure_file_name,
+    failure_scenario, fmt_secs, named_scenarios, own_named_scenarios, saved_failures, saved_twin, slug)
 from conformance.playing.target_run import run_target
 from sinkcheck.exitcodes import Exit, UsageError
 from sinkcheck.lifecycle import Deferred, Interrupted, as_interrupted, defer_signals, holding
@@ -90,7 +90,8 @@ def _run(args: Any) -> int:
                    prepare_report=prepare_report)
     examples = {spec: examples_for(spec, profile, args) for spec in targets}
     picked = [sc.name for sc in named] if args.scenario else None
-    saved = {spec: len(saved_failures(failures_dir, spec, picked)) for spec in targets}
+    # a group of saved failures that fail alike is replayed once (conformance.playing.target_run.replay_saved)
+    saved = {spec: len(alike_groups(saved_failures(failures_dir, spec, picked))) for spec in targets}
     sess.total_hint = sum(saved[spec] + len(named) + (len(own_named_scenarios(spec)) if named and not args.scenario else 0) + examples[spec] for spec in targets)
     term.err(f"sinkcheck run: {', '.join(targets)} · profile {profile} · seed {seed} · "
              + ", ".join(sorted({str(n) for n in saved.values()})) + " saved + "
@@ -135,6 +136,8 @@ def _run(args: Any) -> int:
     # reproducers: DIR/failures and .sinkcheck/failures (replayed first next time)
     (out / "failures").mkdir(exist_ok=True)
     reproducers: dict[str, str] = {}
+    kept: dict[str, list[tuple[Path, Any]]] = {}  # the saved reproducers of each target, as saving goes on
+    copies: list[str] = []
     for r in sess.results:
         if not r.failed():
             continue
@@ -143,7 +146,16 @@ def _run(args: Any) -> int:
         p = red.save(out / "failures" / name)
         reproducers[str(r.run_dir)] = str(p)
         if args.save_failures:
-            red.save(failures_dir / name)
+            on_disk = kept.setdefault(r.target, saved_failures(failures_dir, r.target))
+            twin = saved_twin(red, name, on_disk)
+            if twin is not None:  # replayed next time, it would be one more FAIL of the same failure
+                copies.append(f"{red.name} (as {twin.name})")
+                continue
+            on_disk.append((red.save(failures_dir / name), red))
+    if copies:
+        term.err(f"sinkcheck run: not saved to {failures_dir}, a saved reproducer failing the same way (the same "
+                 "known bug, or the same scenario and properties): " + "; ".join(copies[:3])
+                 + (f" and {len(copies) - 3} more" if len(copies) > 3 else ""))
     for e in sess.errors:
         f = Path(e["scenario_file"])
         if f.exists():

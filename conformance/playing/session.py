@@ -463,11 +463,14 @@ def failed_properties(result: Any) -> list[str]:
 def failure_scenario(result: Any, redactor: Any, given: Any = None) -> Any:
     """The scenario of a failed run as its reproducer is saved: the one `given` to the run
     (without the topic tag of a warm stack, which its replay adds again; default: the run's),
-    redacted, with the target it failed on, the connector version that ran there and the
-    properties that failed."""
+    redacted, with the target it failed on, the connector version that ran there, the
+    properties that failed and the known bugs it reproduced (conformance.catalog.known_bugs)."""
+    from conformance.catalog.known_bugs import reproduced
+
     info = getattr(result, "target_info", None)
+    bugs = [b.id for b in reproduced(result)]
     played = {"target": result.target, **({"connector": info.connector_version} if info and info.connector_version else {}),
-              "failed": failed_properties(result)}
+              "failed": failed_properties(result), **({"known_bugs": bugs} if bugs else {})}
     scenario = dataclasses.replace(given, notes=result.scenario.notes) if given is not None else result.scenario
     return dataclasses.replace(redacted_scenario(scenario, redactor), played_on=played)
 
@@ -481,8 +484,50 @@ def failure_file_name(saved: Any) -> str:
     body["target"] = saved.played_on["target"]
     body["failed"] = saved.played_on.get("failed", [])
     digest = hashlib.sha1(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
-    label = "generated" if saved.name.startswith("generated") else slug(saved.name)
-    return f"{slug(saved.played_on['target'])}--{label}-{digest}.json"
+    return f"{slug(saved.played_on['target'])}--{slug(scenario_label(saved.name))}-{digest}.json"
+
+
+def scenario_label(name: str) -> str:
+    """A scenario's name as its failures are told apart: a generated one's is its origin alone
+    (generated-017, generated-004-shrunk: draws of a search differ in name only by their index)."""
+    return "generated" if name.startswith("generated") else name
+
+
+def fails_alike(a: Any, b: Any) -> bool:
+    """Do two saved reproducers fail the same way, as their `played_on` records it: on the same
+    target, reproducing the same known bugs where both reproduce some, else (one reproduces none,
+    or was saved before they were recorded), of the same scenario (scenario_label), failing the
+    same claimed properties. A file that records no failed property is like no other."""
+    pa, pb = a.played_on or {}, b.played_on or {}
+    if pa.get("target") != pb.get("target"):
+        return False
+    bugs_a, bugs_b = set(pa.get("known_bugs") or ()), set(pb.get("known_bugs") or ())
+    if bugs_a and bugs_b:
+        return bugs_a == bugs_b
+    failed = sorted(pa.get("failed") or ())
+    return bool(failed) and scenario_label(a.name) == scenario_label(b.name) and failed == sorted(pb.get("failed") or ())
+
+
+def saved_twin(saved: Any, file_name: str, kept: Sequence[tuple[Path, Any]]) -> Path | None:
+    """The saved reproducer among `kept` that `saved` (a failure about to be saved as
+    `file_name`) would copy: another file failing the same way (fails_alike). None where its own
+    file is among them (found again, it replaces its file) or none fails alike."""
+    if any(p.name == file_name for p, _ in kept):
+        return None
+    return next((p for p, other in kept if fails_alike(saved, other)), None)
+
+
+def alike_groups(saved: Sequence[tuple[Path, Any]]) -> list[list[tuple[Path, Any]]]:
+    """Saved failures grouped by how they fail (fails_alike with the group's first), in order:
+    a group is one failure, however many runs saved a reproducer of it."""
+    groups: list[list[tuple[Path, Any]]] = []
+    for item in saved:
+        group = next((g for g in groups if fails_alike(g[0][1], item[1])), None)
+        if group is None:
+            groups.append([item])
+        else:
+            group.append(item)
+    return groups
 
 
 def saved_failures(failures_dir: Path, spec: str, names: Sequence[str] | None = None,

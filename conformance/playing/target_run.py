@@ -8,7 +8,7 @@ from typing import Any
 
 from conformance.playing.generated import run_generated
 from conformance.judging.verdicts import NotApplicable
-from conformance.playing.session import (InputError, Session, own_named_scenarios, planned, prepare,
+from conformance.playing.session import (InputError, Session, alike_groups, own_named_scenarios, planned, prepare,
     retire_if_passing, saved_failures, selected, slug)
 
 
@@ -24,15 +24,7 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
             n_examples):
         sess.registry_converters.add(spec)  # before its warm stack starts
     # 1. saved failures first (of the scenarios picked, when picked); one that passes now is retired
-    for f, saved in saved_ones:
-        if sess.over_budget():
-            sess.skipped_budget += 1
-            continue
-        sc = prepare(saved, connector=connector, version=version, seed=None)
-        if not selected(sc, spec, sess.props):
-            continue
-        r = sess.run_one(sc, spec, "saved-failure", runs / f"saved-{f.stem[-12:]}")
-        retire_if_passing(f, saved, r, spec, sess.warn)
+    replay_saved(sess, spec, saved_ones, runs, connector, version)
     # 2. named scenarios, then those about this target's own connector
     if named and not picked:
         named = named + own_named_scenarios(spec)
@@ -70,6 +62,31 @@ def run_target(sess: Session, spec: str, failures_dir: Path, named: list[Any], c
     # 3. generated scenarios, shrunk on failure
     run_generated(sess, spec, n_examples, seed, derandomize, max_records, connector, version,
                   with_faults=with_faults)
+
+
+def replay_saved(sess: Session, spec: str, saved_ones: list[tuple[Path, Any]], runs: Path,
+                 connector: dict[str, str] | None, version: str | None) -> None:
+    """Each saved failure replayed, one of each group that fails alike (alike_groups): a group's
+    first is played, and while it still fails its copies are not (several runs, or draws of one
+    search, saved reproducers of one failure: played, each would be one more FAIL of it); one
+    that passes now is retired and the next of its group played."""
+    copies: list[str] = []
+    for group in alike_groups(saved_ones):
+        for i, (f, saved) in enumerate(group):
+            if sess.over_budget():
+                sess.skipped_budget += 1
+                break
+            sc = prepare(saved, connector=connector, version=version, seed=None)
+            if not selected(sc, spec, sess.props):
+                continue
+            r = sess.run_one(sc, spec, "saved-failure", runs / f"saved-{f.stem[-12:]}")
+            retire_if_passing(f, saved, r, spec, sess.warn)
+            if f.exists():  # it fails still (or could not run): its copies would say nothing more
+                copies += [f"{g.name} (as {f.name})" for g, _ in group[i + 1:]]
+                break
+    if copies:
+        sess.warn(f"saved failures on {spec}: {len(copies)} not replayed, each failing as another replayed here: "
+                  + "; ".join(copies[:3]) + (f" and {len(copies) - 3} more" if len(copies) > 3 else ""))
 
 
 def needs_registry_converters(spec: str, connector: dict[str, str] | None, scenarios: list[Any],

@@ -21,8 +21,8 @@ model of both versions.
 """
 from conformance.catalog.known_bugs.entry import KnownBug
 from conformance.catalog.known_bugs.library import BY_ID, KNOWN_BUGS
-from conformance.catalog.known_bugs.matching import (gate_changes, gate_line, known_bug_line, relevant, reproduction,
-                                                     sink_of, version_of)
+from conformance.catalog.known_bugs.matching import (gate_changes, gate_line, known_bug_line, relevant, reproduced,
+                                                     reproduction, sink_of, version_of)
 
 __all__ = ["BY_ID", "KNOWN_BUGS", "KnownBug", "gate_changes", "gate_line", "known_bug_line", "relevant",
-           "reproduction", "sink_of", "version_of"]
+           "reproduced", "reproduction", "sink_of", "version_of"]

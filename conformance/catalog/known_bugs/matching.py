@@ -64,6 +64,12 @@ def reproduction(bug: KnownBug, result: Any) -> str | None:
     return None
 
 
+def reproduced(result: Any) -> list[KnownBug]:
+    """The known bugs a run reproduced (whatever the version that ran: a reproducer of one is a
+    reproducer of it)."""
+    return [bug for bug in KNOWN_BUGS if reproduction(bug, result)]
+
+
 def relevant(results: Sequence[Any]) -> list[dict[str, Any]]:
     """Per target, each known bug whose condition a scenario the run played meets (its config, and
     the fault that sets it off where one does) on a version that has it (or whose version is not
