@@ -8,9 +8,11 @@ connector would reject, is one refusal (exit 4, conformance.playing.user_config.
 Connect would only log (a property nobody defines) is a warning in the session's header; a named
 scenario not applicable under the config is a skip saying why ("not applicable: ..."); and the
 session ends with the command line's exit codes (conformance.judging.outcome): 1 on a claimed
-failure, 2 where a run left a claimed property unknown (a fault that never fired) or most runs
-tested nothing, 5 where every sinkcheck scenario was not applicable, 0 only when runs were
-played and every applicable claimed property passed.
+failure (with `--accept-known-bugs`, one a known bug of the release that ran explains is an
+xfail, "accepted known bug <id> (<cite>)", and counts as no failure), 2 where a run left a
+claimed property unknown (a fault that never fired) or most runs tested nothing, 5 where every
+sinkcheck scenario was not applicable, 0 only when runs were played and every applicable
+claimed property passed.
 
 Loading the plugin imports nothing heavy (no Spark, no Kafka, no testcontainers).
 """
@@ -40,6 +42,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="how many generated scenarios (default: ci when $CI is set, else thorough)")
     g.addoption("--sinkcheck-out", default=None, help="where run logs and failing scenarios go (default: a tmp dir)")
     g.addoption("--plugin-path", action="append", default=[], help="Kafka Connect plugin directories (Confluent)")
+    g.addoption("--accept-known-bugs", action="store_true", default=False,
+                help="a failed run that reproduces a known bug of the release that ran, which explains every property "
+                     "that failed, is an expected failure (xfail, its reason 'accepted known bug <id> (<cite>)'), as "
+                     "`sinkcheck run --accept-known-bugs` accepts it")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,6 +66,20 @@ class Outcomes:
         self.results: list = []
         self.not_applicable: list = []
         self.warnings: list[str] = []
+        # `--accept-known-bugs`: the failed runs a known bug of their release explains, by run directory
+        self.accepted: dict[str, dict] = {}
+
+    def accepted_as(self, result, accept: bool) -> dict | None:  # noqa: ANN001 - RunResult, imported lazily
+        """The known bug a failed run is accepted as where `accept` (conformance.catalog.known_bugs.acceptance),
+        remembered for the session's exit code; None otherwise."""
+        if not accept:
+            return None
+        from conformance.catalog.known_bugs import acceptance
+
+        key = str(result.run_dir)
+        if key not in self.accepted and (found := acceptance(result)) is not None:
+            self.accepted[key] = found
+        return self.accepted.get(key)
 
 
 OUTCOMES = pytest.StashKey[Outcomes]()
@@ -87,7 +107,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from conformance.judging.outcome import outcome
 
-    code = EXIT_FOR_OUTCOME.get(outcome(outcomes.results))
+    code = EXIT_FOR_OUTCOME.get(outcome(outcomes.results, accepted=outcomes.accepted))
     if code is not None:
         session.exitstatus = code
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -96,6 +116,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                    5: "every sinkcheck scenario was not applicable under the given connector config: nothing was tested",
                    1: "a claimed property failed"}[code]
             reporter.write_line(f"sinkcheck: exit {code}: {why}")
+
+
+@pytest.fixture(scope="session")
+def sinkcheck_accept_known_bugs(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--accept-known-bugs"))
 
 
 @pytest.fixture(scope="session")

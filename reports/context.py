@@ -41,6 +41,10 @@ class ReportContext:
     # scenarios not run because their point cannot survive the user's config
     # (conformance.judging.verdicts.NotApplicable): reported apart, never counted as runs
     not_applicable: list[Any] = field(default_factory=list)
+    # `run --accept-known-bugs`: the failed runs a known bug of the release that ran explains, by run
+    # directory (conformance.catalog.known_bugs.acceptance); the verdict is over the other runs
+    accept_known_bugs: bool = False
+    accepted: dict[str, dict[str, Any]] = field(default_factory=dict)
     redactor: Redactor = field(default_factory=Redactor)
     _entries: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
 
@@ -266,6 +270,10 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         e["flaky"] = dict(result.flaky)
     if getattr(result, "audit", None):
         e["audit"] = result.audit  # the audit's counts for this topic-partition
+    if run_dir in ctx.accepted:  # a failure the team accepts: a known bug of the release that ran
+        from conformance.catalog.known_bugs import accepted_line
+
+        e["accepted_known_bug"] = {**ctx.accepted[run_dir], "line": accepted_line(ctx.accepted[run_dir])}
     e = ctx.redactor.data(e)
     ctx._entries[key] = e
     return e
@@ -284,10 +292,18 @@ def counts(entries: list[dict[str, Any]], not_applicable: list[dict[str, Any]] |
     return c
 
 
-def overall_status(entries: list[dict[str, Any]], errors: list[dict[str, Any]] | None = None) -> str:
+def accepted_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The failed runs accepted as known bugs of their release (`run --accept-known-bugs`)."""
+    return [e for e in entries if e.get("accepted_known_bug") and e["status"] == FAIL]
+
+
+def overall_status(entries: list[dict[str, Any]], errors: list[dict[str, Any]] | None = None,
+                   accepting: bool = True) -> str:
+    """The verdict over the runs; a failure accepted as a known bug of its release is no failure
+    of it where `accepting` (the runs' own status where not)."""
     if errors:
         return "error"
-    statuses = {e["status"] for e in entries}
+    statuses = {PASS if accepting and e.get("accepted_known_bug") else e["status"] for e in entries}
     if FAIL in statuses:
         return FAIL
     if UNKNOWN in statuses:

@@ -9,9 +9,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from reports.context import (NOT_APPLICABLE, NOT_CLAIMED, ReportContext, cell_status, claim_columns, counts, entry,
-                             fault_coverage, interruption_text, known_bugs_section, matrix, not_applicable_entries,
-                             overall_status)
+from reports.context import (NOT_APPLICABLE, NOT_CLAIMED, ReportContext, accepted_entries, cell_status, claim_columns,
+                             counts, entry, fault_coverage, interruption_text, known_bugs_section, matrix,
+                             not_applicable_entries, overall_status)
 from reports.timeline import timeline_svg
 
 CSS = """
@@ -31,7 +31,8 @@ th{background:#f0f1f3}td.cell{text-align:center;min-width:120px;font-weight:600}
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;color:#fff;font-size:12px;font-weight:600}
 .badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}.badge.unknown{background:var(--unknown)}
 .badge.not-claimed,.badge.allowed{background:var(--nc)}.badge.documented{background:#3b6fb6}.badge.unexplained,.badge.regression,.badge.behaviour-change{background:var(--fail)}
-.badge.fixed{background:var(--pass)}.badge.verdict-change{background:#6b5bb6}
+.badge.fixed{background:var(--pass)}.badge.verdict-change{background:#6b5bb6}.badge.accepted{background:#8a6d1f}
+.failure.accepted{border-left-color:#8a6d1f}
 pre{background:#f4f5f7;padding:8px;overflow:auto;max-height:360px;margin:4px 0}pre.steps{white-space:pre-wrap;word-break:break-all}code{background:#f4f5f7;padding:1px 4px}
 .failure{border-left:4px solid var(--fail);background:#fff;padding:8px 14px;margin:14px 0}
 .replay{display:flex;gap:8px;align-items:center}.replay button{cursor:pointer}
@@ -58,9 +59,11 @@ def _badge(s: str) -> str:
 
 def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
     """The verdict over the runs that applied; the scenarios not applicable are counted beside them."""
-    runs_status = overall_status(entries, ctx.errors)
-    status = ctx.verdict or runs_status
+    runs_status = overall_status(entries, ctx.errors, accepting=False)
+    # a failure accepted as a known bug of its release (`run --accept-known-bugs`) fails no verdict
+    status = ctx.verdict or overall_status(entries, ctx.errors)
     c = counts(entries, not_applicable_entries(ctx))
+    n_accepted = len(accepted_entries(entries))
     title = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN", "error": "ERROR", "nothing": "NOTHING RAN"}[status]
     stopped = interruption_text(ctx)
     if stopped:
@@ -81,7 +84,8 @@ def _banner(entries: list[dict[str, Any]], ctx: ReportContext) -> str:
         ok = sum(1 for p in ctx.preflight if p["status"] == "pass")
         pf = f" · S3 preflight {ok}/{len(ctx.preflight)}"
     return (f'<header class="banner {status}" id="banner" data-status-overall="{status}"><h1>{title}: sinkcheck {escape(ctx.command)}</h1>'
-            f'<div class="sub">{len(entries)} runs ({runs_status}): {c["pass"]} pass, {c["fail"]} fail, {c["unknown"]} unknown'
+            f'<div class="sub">{len(entries)} runs ({runs_status}): {c["pass"]} pass, {c["fail"]} fail'
+            f'{f" ({n_accepted} accepted as known bugs)" if n_accepted else ""}, {c["unknown"]} unknown'
             f'{", " + str(len(ctx.errors)) + " errors" if ctx.errors else ""}'
             f'{f" · {c[NOT_APPLICABLE]} not applicable under the given config" if c[NOT_APPLICABLE] else ""} · seed {escape(str(ctx.seed))} · '
             f'profile {escape(str(ctx.profile))}{pf}</div>'
@@ -164,7 +168,10 @@ def _failures(entries: list[dict[str, Any]]) -> str:
         if not failed:
             continue
         n += 1
-        parts = [f'<section class="failure" id="failure-{i}"><h3>{escape(e["scenario"])} on {escape(e["target"])} {_badge("fail")}</h3>',
+        accepted = e.get("accepted_known_bug")
+        parts = [f'<section class="failure{" accepted" if accepted else ""}" id="failure-{i}"><h3>{escape(e["scenario"])} '
+                 f'on {escape(e["target"])} {_badge("fail")}{" " + _badge("accepted") if accepted else ""}</h3>',
+                 _accepted(accepted),
                  f'<p>claim <b>{escape(e["claim"]["name"])}</b>: {escape("; ".join(e["claim"]["reasons"]))}<br>'
                  f'seed {escape(str(e["seed"]))} · {e["records"]} records · {len(e["faults_scheduled"])} faults · '
                  f'connector {escape(str(e["connector_version"] or "default"))}</p>']
@@ -185,6 +192,16 @@ def _failures(entries: list[dict[str, Any]]) -> str:
         parts.append("</section>")
         out.append("".join(parts))
     return "".join(out) if n else "<p>No claimed property failed.</p>"
+
+
+def _accepted(accepted: dict[str, Any] | None) -> str:
+    """What a run accepted as a known bug of its release says of it (`run --accept-known-bugs`)."""
+    if not accepted:
+        return ""
+    link = f' <code>{escape(accepted["url"])}</code>' if accepted.get("url") else ""
+    return (f'<p class="accepted" data-known-bug="{escape(accepted["id"])}"><b>{escape(accepted["line"])}</b>{link}: '
+            f'{escape(accepted["title"])}; of {escape(str(accepted.get("version") or "a version not known"))}, '
+            f'{escape(", ".join(accepted["failed"]))} failed: {escape(accepted["witness"])}</p>')
 
 
 def _objects_table(e: dict[str, Any]) -> str:
@@ -305,8 +322,9 @@ def _runs(entries: list[dict[str, Any]]) -> str:
     for i, e in enumerate(entries):
         vs = " ".join(_badge(v["cell"]) + f"<small> {escape(v['property'])}</small>" for v in e["verdicts"])
         out.append(f'<details class="run" data-status="{escape(e["status"])}"{" open" if e["status"] == "fail" else ""}>'
-                   f'<summary>{_badge(e["status"])} <b>{escape(e["scenario"])}</b> on {escape(e["target"])} · {e["records"]} records · '
-                   f'{e["wall_s"]:.2f}s · {escape(e["origin"])}</summary><p>{vs}</p>'
+                   f'<summary>{_badge(e["status"])}{" " + _badge("accepted") if e.get("accepted_known_bug") else ""} '
+                   f'<b>{escape(e["scenario"])}</b> on {escape(e["target"])} · {e["records"]} records · '
+                   f'{e["wall_s"]:.2f}s · {escape(e["origin"])}</summary>{_accepted(e.get("accepted_known_bug"))}<p>{vs}</p>'
                    + (f'<p><b>tested nothing</b>: {escape(e["untested"])}</p>' if e.get("untested") else "")
                    + (f'<p class="muted">{escape(e["topic_mapping"])}</p>' if e.get("topic_mapping") else "") +
                    f'{timeline_svg(e["timeline"], f"timeline-{i}")}'

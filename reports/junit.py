@@ -1,5 +1,8 @@
 """junit.xml: one testcase per scenario × property. A claimed failure is a <failure> carrying
-the witnesses; unknown is <skipped>; a property the target does not claim is <skipped> too,
+the witnesses, unless the run is accepted as a known bug of the release that ran (`run
+--accept-known-bugs`): then it is <skipped type="accepted-known-bug">, its message "accepted known
+bug <id> (<cite>): …" and the witnesses in its text, so a CI that fails on failures passes it
+and its reader sees which bug; unknown is <skipped>; a property the target does not claim is <skipped> too,
 saying what was measured. A scenario not applicable under the user's config (never run) is
 <skipped> for each property its claim holds, its message "not applicable: <reason>". A
 scenario that could not run is an <error>."""
@@ -35,7 +38,15 @@ def junit_tree(results: list[Any], ctx: ReportContext) -> ET.Element:
                                    time=f"{e['wall_s'] / n:.3f}")
                 stats[t]["tests"] += 1
                 stats[t]["time"] += e["wall_s"] / n
-                if v["cell"] == "fail":
+                accepted = e.get("accepted_known_bug")
+                if v["cell"] == "fail" and accepted:
+                    stats[t]["skipped"] += 1
+                    sk = ET.SubElement(tc, "skipped", message=red(f"{accepted['line']}: {v['property']} [{v['rule']}]: "
+                                                                  f"{v['message']}"), type="accepted-known-bug")
+                    sk.text = red("\n".join([f"{accepted['line']}: {accepted['title']}", f"witness: {accepted['witness']}", ""]
+                                            + [witness_text(w) for w in v["witnesses"]]
+                                            + ["", f"Reproduce with: {e['replay']}"]))
+                elif v["cell"] == "fail":
                     stats[t]["failures"] += 1
                     anomaly = v["witnesses"][0]["anomaly"] if v["witnesses"] else "fail"
                     f = ET.SubElement(tc, "failure", message=red(f"{v['property']} [{v['rule']}]: {v['message']}"),

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reports.context import (REPORT_FORMAT, ReportContext, counts, entry, fault_coverage, known_bugs_section, matrix,
-                             not_applicable_entries, overall_status)
+from reports.context import (REPORT_FORMAT, ReportContext, accepted_entries, counts, entry, fault_coverage,
+                             known_bugs_section, matrix, not_applicable_entries, overall_status)
 
 
 def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
@@ -18,7 +18,8 @@ def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
         "command": ctx.command,
         "status": "interrupted" if ctx.interrupted else ctx.verdict or overall_status(entries, ctx.errors),
         "interrupted": ctx.interrupted,
-        "runs_status": overall_status(entries, ctx.errors),
+        # the runs' own status: a failure accepted as a known bug (`run --accept-known-bugs`) counted as one
+        "runs_status": overall_status(entries, ctx.errors, accepting=False),
         "seed": ctx.seed,
         "profile": ctx.profile,
         "started_at": ctx.started_at,
@@ -38,6 +39,11 @@ def results_document(results: list[Any], ctx: ReportContext) -> dict[str, Any]:
         "known_bug_changes": ctx.known_bug_changes,
         "notes": ctx.notes,
     }
+    if ctx.accept_known_bugs:  # each failed run accepted as a known bug of the release that ran
+        accepted = accepted_entries(entries)
+        doc["counts"]["accepted"] = len(accepted)
+        doc["accepted_known_bugs"] = [{"scenario": e["scenario"], "target": e["target"], **e["accepted_known_bug"]}
+                                      for e in accepted]
     return ctx.redactor.data(doc)
 
 

@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from sinkcheck.exitcodes import Exit
 
@@ -97,21 +97,33 @@ EXIT_FOR_OUTCOME = {"pass": Exit.OK, "fail": Exit.FAILED, "unknown": Exit.UNKNOW
                     "nothing": Exit.NOTHING_SELECTED}
 
 
-def exit_for(results: list[Any], errors: list[dict[str, Any]]) -> Exit:
+def exit_for(results: list[Any], errors: list[dict[str, Any]], accepted: Mapping[str, Any] | None = None) -> Exit:
     """conformance.judging.outcome's outcome as an exit code: 0 only when runs were played and
-    every applicable claimed property passed (not-applicable scenarios are no runs)."""
+    every applicable claimed property passed (not-applicable scenarios are no runs), or failed
+    only where `accepted` (run directory -> the known bug of its release that explains it:
+    conformance.catalog.known_bugs.acceptance) says so."""
     from conformance.judging.outcome import outcome
 
-    return EXIT_FOR_OUTCOME[outcome(results, errors)]
+    return EXIT_FOR_OUTCOME[outcome(results, errors, accepted or {})]
 
 
 def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any]], paths: dict[str, Path],
                   seed: int | None, profile: str, elapsed: float, extra: str = "", interrupted: str | None = None,
-                  not_applicable: Sequence[Any] = ()) -> None:
+                  not_applicable: Sequence[Any] = (), accepted: Mapping[str, dict[str, Any]] | None = None) -> None:
+    """Each failure's block (a failure accepted as a known bug of its release: one line), each
+    unknown, error, not-applicable scenario and run that tested nothing, then the summary line
+    and the reports' paths."""
+    from conformance.catalog.known_bugs import accepted_line
     from conformance.pytest_plugin import failure_block
 
+    accepted = accepted or {}
     for r in results:
-        if r.failed():
+        if r.failed() and str(r.run_dir) in accepted:
+            a = accepted[str(r.run_dir)]
+            term.out(f"ACCEPTED {r.scenario.name} on {r.target}: {accepted_line(a)} of "
+                     f"{a['version'] or 'a version not known'}: {', '.join(a['failed'])} failed\n"
+                     f"  Reproduce with: sinkcheck replay {r.run_dir / 'scenario.json'} --target {r.target}")
+        elif r.failed():
             term.out(failure_block(r))
             term.out("  steps:\n" + "\n".join("    " + ln for ln in r.scenario.steps().splitlines()))
             term.out()
@@ -137,7 +149,7 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
     n_fail = sum(1 for r in results if r.status == "fail")
     n_unk = sum(1 for r in results if r.status == "unknown")
     n_pass = sum(1 for r in results if r.status == "pass")
-    code = exit_for(results, errors)
+    code = exit_for(results, errors, accepted)
     word = {Exit.OK: "PASS", Exit.FAILED: "FAIL", Exit.UNKNOWN: "UNKNOWN", Exit.INTERNAL: "ERROR",
             Exit.NOTHING_SELECTED: "NOTHING TESTED"}[code]
     na = f", {len(not_applicable)} not applicable" if not_applicable else ""
@@ -146,7 +158,9 @@ def print_outcome(term: Terminal, results: list[Any], errors: list[dict[str, Any
     if interrupted:
         term.out(interrupted)
         word = f"INTERRUPTED ({word} so far)"
-    term.out(f"{word}: {len(results)} runs: {n_pass} passed, {n_fail} failed, {n_unk} unknown{nothing}, "
+    n_accepted = sum(1 for r in results if r.status == "fail" and str(r.run_dir) in accepted)
+    failed = f"{n_fail} failed" + (f" ({n_accepted} accepted as known bugs)" if n_accepted else "")
+    term.out(f"{word}: {len(results)} runs: {n_pass} passed, {failed}, {n_unk} unknown{nothing}, "
              f"{len(errors)} errors{na} in {elapsed:.1f}s · seed {seed} · profile {profile}{extra}")
     if not results and not_applicable:
         term.out("  every scenario selected is not applicable under the given connector config (the reasons above): "

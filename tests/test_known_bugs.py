@@ -555,3 +555,48 @@ def test_a_412_with_the_head_refused_loses_the_files_first_record_on_12_1_9():
     lost = next(v for v in run.verdicts if v.property == "no-loss")
     assert lost.status == "fail" and any(o.endswith("-0@3") for w in lost.witnesses for o in w.offsets)
     assert reproduction(bug, run.result) is not None and not run.disagreements()
+
+
+def _recorded_runs_of_affected_versions():
+    """(entry, recorded run) for each entry's scenario recorded on a version it affects."""
+    for bug in KNOWN_BUGS:
+        for name in bug.scenarios:
+            for path in sorted(FIDELITY.glob(f"{bug.sink}-*--{name}.json")):
+                version = path.name[len(bug.sink) + 1:].split("--")[0]
+                if bug.affects(version):
+                    yield pytest.param(bug.id, path.name, id=f"{bug.id}--{path.stem}")
+
+
+@pytest.mark.parametrize("bug_id,fixture", list(_recorded_runs_of_affected_versions()))
+def test_each_entry_breaks_what_its_recorded_runs_failed_so_a_team_can_accept_them(bug_id, fixture):
+    """`run --accept-known-bugs` accepts a failed run that reproduces a known bug of its release
+    explaining every failed claimed property (the entry's `breaks`): each run recorded on the real
+    connector is accepted as its own entry, or passed (a task dying where its release documents it)."""
+    from conformance.catalog.known_bugs import acceptance
+
+    bug = BY_ID[bug_id]
+    assert bug.breaks and set(bug.breaks) <= {"no-loss", "no-duplicates", "exact-object-set", "atomic-visibility",
+                                              "contents", "commit-safety", "commit-progress", "naming", "rotation",
+                                              "file-count", "multipart-hygiene", "liveness"}
+    run = fidelity.replay(fidelity.load(FIDELITY / fixture)).result
+    assert reproduction(bug, run) is not None
+    failed = {v.property for v in run.failed()}
+    assert failed <= set(bug.breaks), failed - set(bug.breaks)
+    accepted = acceptance(run)
+    assert (accepted is None) if not failed else (accepted is not None and accepted["id"] == bug.id)
+
+
+def test_a_run_failing_more_than_its_known_bug_breaks_is_not_accepted():
+    from dataclasses import replace
+
+    from conformance.catalog.known_bugs import acceptance
+
+    bad = _replay("confluent", "11.0.1", "rotate-schedule-steady-stream").result
+    assert acceptance(bad)["id"] == "confluent-scheduled-rotation-npe"
+    lost = [replace(v, status="fail", claimed=True) if v.property == "no-loss" else v for v in bad.verdicts]
+    assert acceptance(replace(bad, verdicts=lost)) is None
+    # on a release the bug does not affect, the same run is no known bug of it
+    def on(version):
+        return replace(bad, target_info=None, target=f"kafka-connect:confluent@{version}")
+
+    assert acceptance(on("11.0.1"))["version"] == "11.0.1" and acceptance(on("11.0.2")) is None

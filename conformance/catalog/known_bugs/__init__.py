@@ -9,7 +9,8 @@ and version, and did the run reproduce them?" for the report, results.json and t
 
 One module per sink holds its entries (confluent, iceberg, camel, aiven, lenses); `entry` the
 KnownBug record, `predicates` the conditions entries read from a config or a run's verdicts,
-`library` every entry in one tuple, `matching` what a run is told of them.
+`library` every entry in one tuple, `matching` what a run is told of them (and which of its
+failures a team that accepts its release's known bugs accepts: `acceptance`).
 
 To add an entry: append a `KnownBug` to its sink's `BUGS` with a citation you have read (the issue,
 PR or commit as `owner/repo#N`), the affected versions read from the tags, a predicate over the
@@ -21,8 +22,9 @@ model of both versions.
 """
 from conformance.catalog.known_bugs.entry import KnownBug
 from conformance.catalog.known_bugs.library import BY_ID, KNOWN_BUGS
-from conformance.catalog.known_bugs.matching import (gate_changes, gate_line, known_bug_line, relevant, reproduced,
-                                                     reproduction, sink_of, version_of)
+from conformance.catalog.known_bugs.matching import (acceptance, acceptances, accepted_line, gate_changes, gate_line,
+                                                     known_bug_line, relevant, reproduced, reproduction, sink_of,
+                                                     version_of)
 
-__all__ = ["BY_ID", "KNOWN_BUGS", "KnownBug", "gate_changes", "gate_line", "known_bug_line", "relevant",
-           "reproduced", "reproduction", "sink_of", "version_of"]
+__all__ = ["BY_ID", "KNOWN_BUGS", "KnownBug", "acceptance", "acceptances", "accepted_line", "gate_changes", "gate_line",
+           "known_bug_line", "relevant", "reproduced", "reproduction", "sink_of", "version_of"]

@@ -27,6 +27,7 @@ BUGS: tuple[KnownBug, ...] = (
             "#547 is about the sink's gzip default against the source's none). S3SinkConfig.getCompressionType "
             "defaults to GZIP, as documented, but FileNameFragment.getFilename builds the default template from "
             "FileNameFragment.getCompressionType, which is NONE when the key is unset",
+        breaks=("naming",),
     ),
     KnownBug(
         id="aiven-zombie-overwrites-newer-object",
@@ -47,6 +48,7 @@ BUGS: tuple[KnownBug, ...] = (
         why="no upstream issue found (one search of the connector's issues); S3OutputStream uploads without a "
             "conditional write and the resumed WorkerSinkTask commits on its timer before its next poll() "
             "learns that the partitions are gone, so flush() runs in the zombie",
+        breaks=("no-loss", "commit-safety"),  # committed records missing for good, or for a while
     ),
     KnownBug(
         id="aiven-parquet-null-in-array-never-flushes",
@@ -74,5 +76,7 @@ BUGS: tuple[KnownBug, ...] = (
             "Confluent's connector made for the same trace (kafka-connect-storage-cloud#339, PR #485: "
             "schemaHasArrayOfOptionalItems); ParquetConfig.parquetConfiguration passes connect.parquet.* on, "
             "which is the workaround (measured: the same scenario passes with it)",
+        # the task RUNNING; a 4-byte object under the data name
+        breaks=("commit-progress", "atomic-visibility", "contents"),
     ),
 )

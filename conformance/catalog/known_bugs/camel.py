@@ -1,7 +1,7 @@
 """Known bugs of Apache Camel's aws-s3-sink Kafka connector, recorded on the real 4.18.0."""
 from __future__ import annotations
 
-from conformance.catalog.known_bugs.entry import KnownBug
+from conformance.catalog.known_bugs.entry import TASK_FAILED, KnownBug
 from conformance.catalog.known_bugs.predicates import no_errant_record_reporter
 
 
@@ -22,5 +22,6 @@ BUGS: tuple[KnownBug, ...] = (
                    "reported and skipped), or drop tombstones with an SMT",
         scenarios=("null-value-stops-the-task",),
         signature=r"Exchange delivery has failed|InvalidPayloadException",
+        breaks=TASK_FAILED,
     ),
 )

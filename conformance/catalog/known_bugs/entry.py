@@ -9,6 +9,11 @@ from typing import Any, Callable
 from reference_impl.versions import Version, VersionError, parse_version
 
 
+# what a task dead until restarted fails: it is not running, and its commits stop short of the
+# records after it (which it neither writes nor commits: no-loss holds)
+TASK_FAILED = ("liveness", "commit-progress")
+
+
 @dataclass(frozen=True)
 class KnownBug:
     id: str
@@ -32,6 +37,10 @@ class KnownBug:
     # fault? None: the config alone meets its condition (the records that set it off, a tombstone
     # or a null in an array, are the config's to meet: every stream may carry them)
     triggered_by: Callable[[Any], bool] | None = None
+    # the claimed properties a run of it fails (as recorded on the real connector, tests/fidelity,
+    # and as its symptom says): a run whose every failed property is one of these, reproducing it
+    # on a release it affects, is explained by it (matching.acceptance: `run --accept-known-bugs`)
+    breaks: tuple[str, ...] = ()
 
     def condition_met(self, scenario: Any) -> bool:
         """Does a scenario meet the bug's condition: its config, and the fault that sets it off?"""
@@ -60,7 +69,8 @@ class KnownBug:
         return {"id": self.id, "sink": self.sink, "title": self.title, "cite": self.cite, "url": self.url(),
                 "also": [{"cite": c, "url": self.url(c)} for c in self.also], "affected": [_range_text(lo, hi) for lo, hi in self.affected],
                 "fixed_in": list(self.fixed_in), "needs": self.needs_text, "symptom": self.symptom,
-                "workaround": self.workaround, "scenarios": list(self.scenarios), "why": self.why or None}
+                "workaround": self.workaround, "scenarios": list(self.scenarios), "why": self.why or None,
+                "breaks": list(self.breaks)}
 
 
 def _in(v: Version, lo: str | None, hi: str | None) -> bool:

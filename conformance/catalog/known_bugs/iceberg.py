@@ -1,9 +1,9 @@
 """Known bugs of Apache Iceberg's Kafka Connect sink, each recorded on the real 1.12.0 connector."""
 from __future__ import annotations
 
-from conformance.catalog.known_bugs.entry import KnownBug
-from conformance.catalog.known_bugs.predicates import (auto_creates, reads_control_topic_from_latest, task_stops_or_moves,
-                                                       tasks_auto_create_together)
+from conformance.catalog.known_bugs.entry import TASK_FAILED, KnownBug
+from conformance.catalog.known_bugs.predicates import (auto_creates, reads_control_topic_from_latest,
+                                                       task_stops_or_moves, tasks_auto_create_together)
 
 
 BUGS: tuple[KnownBug, ...] = (
@@ -33,6 +33,7 @@ BUGS: tuple[KnownBug, ...] = (
         # CPU load (two busy loops beside the stack), not alone
         scenarios=("iceberg-kill-during-first-commit", "iceberg-zombie-worker"),
         triggered_by=task_stops_or_moves,
+        breaks=("no-loss",),  # silent: the task goes on
     ),
     KnownBug(
         id="iceberg-tombstone-before-table",
@@ -54,6 +55,7 @@ BUGS: tuple[KnownBug, ...] = (
         why="no upstream issue found (apache/iceberg's issues and pull requests searched for tombstones, null "
             "values and this message); the sink's writer skips a null value once the table exists, so the same "
             "record is ignored or kills the task depending only on whether the table was created yet",
+        breaks=TASK_FAILED,
     ),
     KnownBug(
         id="iceberg-namespace-create-race",
@@ -86,5 +88,6 @@ BUGS: tuple[KnownBug, ...] = (
             "namespace auto-create, JdbcCatalog.createNamespace and this message); the sink's own "
             "createNamespaceIfNotExist means to tolerate a namespace that exists, and a concurrent creator "
             "makes it exist between the catalog's check and its insert",
+        breaks=TASK_FAILED,
     ),
 )

@@ -2,7 +2,7 @@
 connector with a named scenario."""
 from __future__ import annotations
 
-from conformance.catalog.known_bugs.entry import KnownBug
+from conformance.catalog.known_bugs.entry import TASK_FAILED, KnownBug
 from conformance.catalog.known_bugs.predicates import (commit_stopped_at_tombstones, cooperative_assignor,
                                                        kept_partitions_never_committed, lenses_avro,
                                                        lenses_avro_or_parquet, lenses_bytes_writes_nulls,
@@ -41,6 +41,7 @@ BUGS: tuple[KnownBug, ...] = (
         why="no upstream issue found (lensesio/stream-reactor#938 and #991 are about other null paths: Avro and "
             "the envelope); ToJsonDataConverter hands JsonConverter's null bytes for a null value to "
             "JsonFormatWriter.write, which writes them to the stream unchecked",
+        breaks=TASK_FAILED,
     ),
     KnownBug(
         id="lenses-cooperative-rebalance-drops-kept-partitions",
@@ -80,6 +81,7 @@ BUGS: tuple[KnownBug, ...] = (
             "(IndexManagerV2.scala:589, 795); CloudSinkTask.close ignores its argument and WriterManager.close "
             "closes every writer, whose Writer.close deletes its staging file (WriterManager.scala:96-119, "
             "Writer.scala:205-215), while the consumer does not rewind kept partitions",
+        breaks=TASK_FAILED + ("no-loss",),  # dead, or going on with a kept partition's records lost
     ),
     KnownBug(
         id="lenses-bytes-null-value-zero-byte-upload",
@@ -102,6 +104,7 @@ BUGS: tuple[KnownBug, ...] = (
             "(ZeroByteFileError), which PendingOperationsProcessors returns as a NonFatalCloudSinkError and "
             "CloudSinkTask.handleErrors throws as a ConnectException under the default THROW policy, on every "
             "redelivery alike (--profile ci generated-003: ByteArrayFormat with behavior.on.null.values=write)",
+        breaks=TASK_FAILED,
     ),
     KnownBug(
         id="lenses-avro-fixed-not-converted",
@@ -139,6 +142,7 @@ BUGS: tuple[KnownBug, ...] = (
             "unchanged (ToAvroDataConverter.scala:177-227, `case _ => value` at 226), where AvroData.fromConnectData "
             "wrapped it in GenericData.Fixed (AvroData.java:493-516). The writers used AvroData.fromConnectData "
             "until commit 5110b8130 (first in 10.0.5 and 11.5.0). No connector, KCQL or converter property avoids it",
+        breaks=TASK_FAILED,
     ),
     KnownBug(
         id="lenses-avro-optional-date",
@@ -171,6 +175,7 @@ BUGS: tuple[KnownBug, ...] = (
             "commit 5110b8130 (first in 10.0.5 and 11.5.0). No connector, KCQL or converter property avoids it. "
             "(Read, not measured: convertDateToDaysFromEpoch counts days in the worker's ZoneId.systemDefault(), so "
             "a worker west of UTC writes every Date one day early)",
+        breaks=TASK_FAILED,
     ),
     KnownBug(
         id="lenses-avro-map-with-non-string-keys",
@@ -205,6 +210,7 @@ BUGS: tuple[KnownBug, ...] = (
             "parquet-avro's, where an array is expected (the MAP case, 191-199, is only for the string-keyed maps "
             "AvroData leaves maps). Came with commit 5110b8130 (first in 10.0.5 and 11.5.0). No connector, KCQL or "
             "converter property avoids it (AvroConverter's allow.optional.map.keys is about optional string keys)",
+        breaks=TASK_FAILED,
     ),
     KnownBug(
         id="lenses-parquet-null-in-array-kills-task",
@@ -236,6 +242,7 @@ BUGS: tuple[KnownBug, ...] = (
             "optional items (kafka-connect-storage-cloud#339, PR #485). The default resources are read through the "
             "task's context class loader, the plugin's, so a core-site.xml in a jar of the plugin directory sets it "
             "(measured: lenses-parquet-null-in-array passes with it, the null written in a three-level list)",
+        breaks=TASK_FAILED,
     ),
     KnownBug(
         id="lenses-http-max-retries-are-attempts",
@@ -262,6 +269,7 @@ BUGS: tuple[KnownBug, ...] = (
             "to the SDK as maxAttempts, the first attempt included; IndexManagerV2.update and "
             "createNewIndexFileNoOverwrite make a failed lock write a FatalCloudSinkError, which "
             "CloudSinkTask.handleErrors throws as FatalConnectException under every error policy",
+        breaks=TASK_FAILED,
     ),
     KnownBug(
         id="lenses-retried-upload-412-kills-task",
@@ -291,6 +299,7 @@ BUGS: tuple[KnownBug, ...] = (
             "a lost answer, an 18 MB file of multipart-crash-in-part-four retried 80 ms after S3's 200, was moto's: "
             "moto 5.2.5 computed the ETag unlocked, the SDK found it unlike the MD5 it sent and retried; sinkcheck's "
             "S3 server now locks it, adapters.processes.moto_server)",
+        breaks=TASK_FAILED,
     ),
     KnownBug(
         id="lenses-skipped-tombstones-never-committed",
@@ -321,5 +330,6 @@ BUGS: tuple[KnownBug, ...] = (
             "(lenses-json-null-value-npe) and BYTES (lenses-bytes-null-value-zero-byte-upload), and a Filter of "
             "tombstones before the sink leaves the same offsets out of preCommit (read, not measured); --profile "
             "default generated-005-shrunk and generated-051 (committed 20 of 21, 10 of 12)",
+        breaks=("commit-progress",),  # no error, no loss
     ),
 )

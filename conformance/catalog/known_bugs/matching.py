@@ -70,6 +70,35 @@ def reproduced(result: Any) -> list[KnownBug]:
     return [bug for bug in KNOWN_BUGS if reproduction(bug, result)]
 
 
+def acceptance(result: Any) -> dict[str, Any] | None:
+    """The known bug a failed run is accepted as, for a team that accepts the known bugs of the
+    release it runs (`sinkcheck run --accept-known-bugs`): an entry that affects the version that
+    ran (or whose version is not known), that the run reproduced, and whose `breaks` holds every
+    claimed property that failed. None where the run did not fail, or failed in a way no known bug
+    of its release explains (a new failure: the team hears of it)."""
+    failed = {v.property for v in result.failed()}
+    if not failed:
+        return None
+    version = version_of(result)
+    for bug in KNOWN_BUGS:
+        if bug.affects(version) is False or not failed <= set(bug.breaks):
+            continue
+        if witness := reproduction(bug, result):
+            return {"id": bug.id, "cite": bug.cite, "url": bug.url(), "title": bug.title, "version": version,
+                    "failed": sorted(failed), "witness": witness}
+    return None
+
+
+def acceptances(results: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Each failed run a known bug of its release explains (acceptance), by run directory."""
+    return {str(r.run_dir): a for r in results if (a := acceptance(r)) is not None}
+
+
+def accepted_line(accepted: dict[str, Any]) -> str:
+    """How every output names an accepted run's known bug."""
+    return f"accepted known bug {accepted['id']} ({accepted.get('cite') or 'no upstream issue'})"
+
+
 def relevant(results: Sequence[Any]) -> list[dict[str, Any]]:
     """Per target, each known bug whose condition a scenario the run played meets (its config, and
     the fault that sets it off where one does) on a version that has it (or whose version is not
