@@ -268,8 +268,9 @@ def _known_bugs(bugs: list[dict[str, Any]], changes: list[dict[str, Any]]) -> st
     if not bugs and not changes:
         return ""
     out = ['<h2 id="known-bugs">Known bugs</h2><p class="muted">public bugs of these sinks whose condition a played '
-           'config meets on the version that ran (conformance.catalog.known_bugs); the model does not imitate them, so a '
-           'scenario that shows one fails on an affected version.</p>']
+           'scenario meets (its config, and the fault that sets the bug off where one does) on the version that ran '
+           '(conformance.catalog.known_bugs); the model does not imitate them, so a scenario that shows one fails on an '
+           'affected version.</p>']
     for c in changes:
         out.append(f'<p>{_badge("fixed" if c["change"] == "fixed" else "regression")} known bug <b>{escape(c["id"])}</b> '
                    f'({_link(c.get("cite"), c.get("url"))}) {escape(c["change"])}: {escape(c["witness"])}</p>')
@@ -282,8 +283,8 @@ def _known_bugs(bugs: list[dict[str, Any]], changes: list[dict[str, Any]]) -> st
             ("affected", "; ".join(b["affected"])), ("fixed in", ", ".join(b["fixed_in"]) or "no release yet"),
             ("needs", b["needs"]), ("what a user sees", b["symptom"]), ("workaround", b["workaround"] or "none known"),
             ("scenarios", ", ".join(b["scenarios"])),
-            ("configs here that meet it", ", ".join(b["configs"][:8]) + (" …" if len(b["configs"]) > 8 else "")
-             or "none (found by its trace)"),
+            ("runs here that meet it (config and fault)",
+             ", ".join(b["configs"][:8]) + (" …" if len(b["configs"]) > 8 else "") or "none (found by its trace)"),
             ("why a bug", b.get("why") or "")) if v]
         table = "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in rows)
         wit = "".join(f"<li>{escape(w['witness'])}</li>" for w in b["witnesses"][:5])
