@@ -374,3 +374,57 @@ def test_iceberg_quiet_waits_a_commit_round_for_records_a_running_task_has_not_c
     assert t._pending({"events-0": 3}) is None
     t.status = lambda: {"tasks": [{"id": 0, "state": "FAILED"}]}
     assert t._pending({}) is None
+
+
+from adapters.connect.observing import ConnectObserving
+
+
+class _StalledConnectTarget(ConnectObserving):
+    """What wait_until_quiet reads of a Kafka Connect target, frozen: committed offsets behind the
+    log end, nothing moving, the tasks in the states given (no broker, no worker)."""
+
+    def __init__(self, task_states: list[str]):
+        import threading
+
+        from adapters.observation import Observation
+
+        self.task_states = task_states
+        self.offset_flush_interval_ms = 1000
+        self.obs = Observation(produced=[], bucket_samples=[], offset_samples=[], faults=[])
+        self._lock = threading.Lock()
+        self.group = "connect-stub"
+
+    def committed_offsets(self):
+        return {"orders-0": 3}
+
+    def log_end_offsets(self):
+        return {"orders-0": 10}
+
+    def sample_bucket(self):
+        return None
+
+    def _upload_parts(self, uploads):
+        return ()
+
+    def _settled_members(self):
+        return None  # a task is not RUNNING: no settled group
+
+    def _pending(self, committed):
+        return None
+
+    def status(self):
+        return {"connector": {"state": "RUNNING"}, "tasks": [{"state": s} for s in self.task_states]}
+
+
+def _quiet_after(task_states: list[str], stable_s: float) -> float:
+    t = _StalledConnectTarget(task_states)
+    t0 = time.monotonic()
+    assert t.wait_until_quiet(timeout_s=30, stable_s=stable_s)
+    return time.monotonic() - t0
+
+
+def test_every_task_failed_is_quiet_after_the_short_window():
+    """A FAILED task stays FAILED until someone restarts it (Connect restarts none), so a run
+    whose tasks all FAILED is not waited on for the rebalance window a crashed task needs."""
+    assert _quiet_after(["FAILED"], stable_s=6) < 4.5
+    assert _quiet_after(["FAILED", "RUNNING"], stable_s=6) >= 6

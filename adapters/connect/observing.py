@@ -117,6 +117,16 @@ class ConnectObserving:
         except Exception:  # noqa: BLE001 - no worker or coordinator answers: not settled
             return None
 
+    def _every_task_failed(self) -> bool:
+        """Every task of the connector FAILED: Connect restarts none on its own, and a sink task
+        commits what it will commit (closing its partitions) before its status says FAILED, so
+        nothing moves again until someone restarts it."""
+        try:
+            tasks = self.status().get("tasks", [])
+        except Exception:  # noqa: BLE001 - no worker answers: not known to be failed
+            return False
+        return bool(tasks) and all(t.get("state") == "FAILED" for t in tasks)
+
     def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
         """Quiet: committed offsets, the bucket listing and the open multipart uploads (with
         their parts) unchanged for a while: one offset-flush interval (at least 2 s) once every
@@ -125,7 +135,8 @@ class ConnectObserving:
         8 s: longer than a put retried after the connector's 5 s retry.backoff.ms) while every
         task is RUNNING and the consumer group Stable with the same members owning every
         partition; else `stable_s` (default five flush intervals, at least 15 s, longer than a
-        consumer-group rebalance after a crash). The members are part of the state, so a member
+        consumer-group rebalance after a crash), or the short window when every task FAILED
+        (nothing moves again until a restart: a task the run's S3 answer killed). The members are part of the state, so a member
         joining or leaving (a restarted worker's task, a dead one expelled) starts the window
         again. Where the sink has committed more than it has made visible (`_pending`: a table
         commit to come), `stable_s` or as long as that may take. An upload that stays open without a new part is not in flight: a killed worker
@@ -152,10 +163,11 @@ class ConnectObserving:
                 behind = {tp: (committed.get(tp, 0), end) for tp, end in ends.items()
                           if committed.get(tp, 0) < end}
                 members = self._settled_members() if behind else None
+                dead = bool(behind) and members is None and self._every_task_failed()
                 pending = self._pending(committed)
-                state = (tuple(sorted(committed.items())), listing, uploads, members)
+                state = (tuple(sorted(committed.items())), listing, uploads, members, dead)
                 stable = watch.unchanged_for(state, time.monotonic())
-                need = (max(stable_s, pending[1]) if pending else at_end_stable_s if not behind
+                need = (max(stable_s, pending[1]) if pending else at_end_stable_s if not behind or dead
                         else settled_s if members else stable_s)
                 if stable >= need:
                     return watch.end(True)
@@ -166,7 +178,9 @@ class ConnectObserving:
                 if behind:
                     parts.append("committed behind log end: " + ", ".join(
                         f"{tp} {c}/{e}" for tp, (c, e) in sorted(behind.items())))
-                    if not members:
+                    if dead:
+                        parts.append("every task FAILED")
+                    elif not members:
                         parts.append(f"a task is not RUNNING or group {self.group} is rebalancing")
                 if pending:
                     parts.append(pending[0])
