@@ -248,3 +248,23 @@ def test_a_named_scenario_no_producer_could_write_under_the_config_is_not_applic
     why = _reason("evolution-forward-map-json", _config("avro-registry-scheduled"))
     assert why.startswith("value.converter=AvroConverter: no producer could write its records under this config")
     assert "HTTP 409" in why
+
+
+def test_R8_1_a_412_needs_a_conditional_write_not_only_scheduled_rotation():
+    """S3 answers 412 only to a conditional Complete: scheduled rotation on, conditional writes on,
+    and neither keys nor headers stored (R8.1). Under a config with scheduled rotation and keys
+    stored, a 412 scenario's fault would never fire: not applicable, and the reason says which
+    property turns the condition off."""
+    scheduled = _config("default-topics-orders")
+    assert _reason("s3-412-without-the-object", scheduled) is None
+    keys = {**scheduled, "store.kafka.keys": "true", "keys.format.class": "io.confluent.connect.s3.format.json.JsonFormat"}
+    assert _reason("s3-412-without-the-object", keys) == (
+        "store.kafka.keys or store.kafka.headers is set: CompleteMultipartUpload is not conditional (R8.1), "
+        "so S3 never answers it with 412")
+    off = {**scheduled, "enable.conditional.writes": "false"}
+    assert _reason("s3-412-with-the-object", off).startswith(
+        "enable.conditional.writes=false: CompleteMultipartUpload is not conditional")
+    unscheduled = {k: v for k, v in scheduled.items() if k != "rotate.schedule.interval.ms"}
+    assert _reason("s3-412-without-the-object-head-403", unscheduled).startswith(
+        "rotate.schedule.interval.ms is not set: CompleteMultipartUpload is not conditional")
+    assert _reason("s3-429-on-part", keys) is None

@@ -107,9 +107,10 @@ POINTS: dict[str, tuple[str, ...]] = {
     "bytearray-record-larger-than-part": ("format:ByteArrayFormat", "multipart"),
     "null-header-stored": ("same:store.kafka.headers",),
     "decimal-base64": ("schemas", "format:JsonFormat", "same:json.decimal.format"),
-    # S3's answers (conformance.catalog.s3_statuses): a 412 answers a conditional write, which
-    # scheduled rotation turns on (R8.1); the other answers meet any config's uploads
-    **{n: ("scheduled-rotation",) for n in ("s3-412-with-the-object", "s3-412-without-the-object",
+    # S3's answers (conformance.catalog.s3_statuses): a 412 answers a conditional write (R8.1:
+    # scheduled rotation on, conditional writes on, no keys or headers stored); the other answers
+    # meet any config's uploads
+    **{n: ("conditional-writes",) for n in ("s3-412-with-the-object", "s3-412-without-the-object",
                                             "s3-412-without-the-object-head-403",
                                             "s3-412-without-the-object-two-partitions")},
     **{n: () for n in ("s3-429-on-complete", "s3-429-on-part", "s3-access-denied-on-complete",

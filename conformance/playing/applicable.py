@@ -165,6 +165,21 @@ def _scheduled_rotation(own: Scenario, fitted: Scenario, cfg: SinkConfig) -> str
     return "rotate.schedule.interval.ms is not set: no file is rotated on the wall clock"
 
 
+def _conditional_writes(own: Scenario, fitted: Scenario, cfg: SinkConfig) -> str | None:
+    if cfg.conditional_writes_active:
+        return None
+    c = fitted.connector
+    if cfg.rotate_schedule_interval_ms == -1:
+        why = "rotate.schedule.interval.ms is not set"
+    elif not cfg.enable_conditional_writes:
+        why = _prop(c, "enable.conditional.writes")
+    elif cfg.store_kafka_keys or cfg.store_kafka_headers:
+        why = "store.kafka.keys or store.kafka.headers is set"
+    else:
+        why = f"connector version {cfg.version.version}"
+    return f"{why}: CompleteMultipartUpload is not conditional (R8.1), so S3 never answers it with 412"
+
+
 def _dst_change(own: Scenario, fitted: Scenario, cfg: SinkConfig) -> str | None:
     return _no_clock_change(cfg, fitted) if cfg.time_based else None
 
@@ -271,6 +286,7 @@ ASPECTS: dict[str, Check] = {
     "record-field": _record_field,
     "rotate-interval": _rotate_interval,
     "scheduled-rotation": _scheduled_rotation,
+    "conditional-writes": _conditional_writes,
     "dst-change": _dst_change,
     "bucket-edge": _bucket_edge,
     "field-partitioner": _field_partitioner,
