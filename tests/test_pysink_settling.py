@@ -99,6 +99,24 @@ def test_a_held_answer_is_a_zombie_across_an_update_only_if_it_spans_the_update(
     assert outliving_phases([FaultEvent("s3", {"action": "fail"}, True, at_ms=100, until_ms=300), update]) == frozenset()
 
 
+def test_R11_4_a_zombie_hang_before_a_task_killing_null_key_waits_for_a_whole_upload(tmp_path):
+    """The run of `--profile default --seed 2` that tested nothing (generated-645 at 7385fd5, before
+    1d458d0): a zombie's hang on the first CompleteMultipartUpload (AvroFormat, keys stored, two
+    topics), and the tasks after it die at a null key in their first put (R11.4), so no object
+    lands and the run is unknown. The generator's last step (that_can_fire) moves such a hang to
+    the second Complete: the first upload lands before the task dies, and the run tests it."""
+    from conformance.generators.faults import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "zombie-hang-before-a-null-key.json")
+    drawn = run_scenario(sc, "pysink", tmp_path / "drawn")
+    assert drawn.status == "unknown" and "R11.4" in (drawn.untested or "")
+    faults = that_can_fire(sc.connector, sc.records, sc.faults)
+    assert faults[0].params["nth"] == 2 and faults[1:] == sc.faults[1:]
+    kept = run_scenario(dataclasses.replace(sc, faults=faults), "pysink", tmp_path / "kept")
+    assert kept.untested is None and kept.status == "pass"
+    assert any(o.key.endswith(".avro") for o in kept.observation.final_bucket.objects)
+
+
 def test_a_config_update_after_the_zombie_resumed_leaves_the_boundaries_binding():
     faults = [FaultEvent("pause", {}, True), FaultEvent("update-config", {}, True)]
     assert zombie_across_update(Observation(faults=faults))
