@@ -75,10 +75,12 @@ class Generation:
 
         return generation_batches(self.examples, self.seed, self.derandomize)
 
-    def command(self, target: str) -> str:
+    def command(self, target: str, connector_config: str | None = None) -> str:
         """The `sinkcheck run` that draws the same generated scenarios."""
         seed = "" if self.derandomize else f" --seed {self.seed}"
-        return f"sinkcheck run --target {target} --profile {self.profile}{seed} --examples {self.examples} --no-named"
+        config = f" --connector-config {connector_config}" if connector_config else ""
+        return (f"sinkcheck run --target {target}{config} --profile {self.profile}{seed} --examples {self.examples} "
+                "--no-named")
 
 
 GENERATION = pytest.StashKey[Generation]()
@@ -135,7 +137,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if gen is not None:
         target = config.getoption("--target") or "pysink"
         lines.append(f"sinkcheck: generated scenarios: seed {gen.seed}, profile {gen.profile}, {gen.examples} drawn "
-                     f"(those of `{gen.command(target)}`)")
+                     f"(those of `{gen.command(target, config.getoption('--connector-config'))}`)")
     return lines
 
 
