@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="connector JSON ({\"name\":…,\"config\":{…}} or flat); used for every scenario instead of generated configs")
     g.addoption("--sinkcheck-profile", default=None, choices=("ci", "thorough"),
                 help="how many generated scenarios (default: ci when $CI is set, else thorough)")
+    g.addoption("--sinkcheck-seed", type=int, default=None,
+                help="the seed of the generated scenarios: those `sinkcheck run --seed` draws with it (default: "
+                     "fixed under ci, else a random one, printed in the header)")
     g.addoption("--sinkcheck-out", default=None, help="where run logs and failing scenarios go (default: a tmp dir)")
     g.addoption("--plugin-path", action="append", default=[], help="Kafka Connect plugin directories (Confluent)")
     g.addoption("--accept-known-bugs", action="store_true", default=False,
@@ -56,6 +60,58 @@ def pytest_configure(config: pytest.Config) -> None:
     for w in _CONFIG_WARNINGS.get(id(config), []):  # in the warnings summary too (the header is not shown under -q)
         config.issue_config_time_warning(pytest.PytestConfigWarning(f"sinkcheck: {w}"), stacklevel=2)
     config.stash[OUTCOMES] = Outcomes()
+    config.stash[GENERATION] = generation_of(config)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What the suite's generated scenarios are drawn with: `sinkcheck run`'s batches for the
+    same profile, seed and count (conformance.playing.generated), so the plugin plays the
+    scenarios `command` plays, and a failure found here is one `run` finds and shrinks too."""
+
+    profile: str
+    seed: int  # as `run` prints it: 0 where derandomized
+    derandomize: bool
+    examples: int
+    max_records: int
+
+    def batches(self) -> list[tuple[int, int]]:
+        """(Hypothesis seed, examples) of each batch, as `run` draws them."""
+        from conformance.playing.generated import generation_batches
+
+        return generation_batches(self.examples, self.seed, self.derandomize)
+
+    def command(self, target: str, connector_config: str | None = None) -> str:
+        """The `sinkcheck run` that draws the same generated scenarios."""
+        seed = "" if self.derandomize else f" --seed {self.seed}"
+        config = f" --connector-config {connector_config}" if connector_config else ""
+        return (f"sinkcheck run --target {target}{config} --profile {self.profile}{seed} --examples {self.examples} "
+                "--no-named")
+
+
+GENERATION = pytest.StashKey[Generation]()
+
+
+def generation_of(config: pytest.Config) -> Generation:
+    """The session's profile (`--sinkcheck-profile`, else ci where $CI or
+    SINKCHECK_HYPOTHESIS_PROFILE=ci is set, else thorough) read as `sinkcheck run` reads it
+    (a fixed seed under ci unless one is given: sinkcheck.options.resolve_profile), with the
+    plugin's own counts: a suite plays fewer generated scenarios than `run` (6 under ci, 40
+    otherwise; SINKCHECK_GENERATED_EXAMPLES sets it, as `run --examples` does)."""
+    from conformance.playing.session import PROFILES
+
+    ci = bool(os.environ.get("CI")) or os.environ.get("SINKCHECK_HYPOTHESIS_PROFILE") == "ci"
+    profile = config.getoption("--sinkcheck-profile") or ("ci" if ci else "thorough")
+    _, derandomize, max_records = PROFILES[profile]
+    seed = config.getoption("--sinkcheck-seed")
+    if seed is not None:
+        derandomize = False
+    elif derandomize:
+        seed = 0
+    else:
+        seed = int.from_bytes(os.urandom(3), "big")
+    examples = int(os.environ.get("SINKCHECK_GENERATED_EXAMPLES") or (6 if profile == "ci" else 40))
+    return Generation(profile, seed, derandomize, examples, max_records)
 
 
 class Outcomes:
@@ -94,8 +150,15 @@ def sinkcheck_outcomes(request: pytest.FixtureRequest) -> Outcomes:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    """What Connect would only log about the user's config, as `sinkcheck run` warns of it."""
-    return [f"sinkcheck: warning: {w}" for w in _CONFIG_WARNINGS.get(id(config), [])]
+    """What Connect would only log about the user's config, as `sinkcheck run` warns of it, and
+    the seed of the generated scenarios with the command that draws the same ones."""
+    lines = [f"sinkcheck: warning: {w}" for w in _CONFIG_WARNINGS.get(id(config), [])]
+    gen = config.stash.get(GENERATION, None)
+    if gen is not None:
+        target = config.getoption("--target") or "pysink"
+        lines.append(f"sinkcheck: generated scenarios: seed {gen.seed}, profile {gen.profile}, {gen.examples} drawn "
+                     f"(those of `{gen.command(target, config.getoption('--connector-config'))}`)")
+    return lines
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -205,7 +268,12 @@ _CONFIG_WARNINGS: dict[int, list[str]] = {}  # by id(pytest.Config): the warning
 
 @pytest.fixture(scope="session")
 def sinkcheck_profile(request: pytest.FixtureRequest) -> str:
-    return request.config.getoption("--sinkcheck-profile") or ("ci" if os.environ.get("CI") else "thorough")
+    return request.config.stash[GENERATION].profile
+
+
+@pytest.fixture(scope="session")
+def sinkcheck_generation(request: pytest.FixtureRequest) -> Generation:
+    return request.config.stash[GENERATION]
 
 
 @pytest.fixture(scope="session")

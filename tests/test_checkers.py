@@ -107,6 +107,33 @@ def test_rotation_catches_an_object_over_flush_size():
     assert v["rotation"].status == FAIL
 
 
+def _rotation_after_update(objects: dict[str, list[int]], fault_events) -> object:
+    """The rotation verdict of a run whose flush.size went 3 -> 1 with nothing committed."""
+    sc = scenario(6)
+    cfg, updated = parse_config(CONFIG), parse_config({**CONFIG, "flush.size": "1"})
+    records = [SinkRecord.from_json({**r, "offset": i}) for i, r in enumerate(sc.records)]
+    obs = Observation(bucket_samples=[sample(10_000, objects)], faults=list(fault_events),
+                      statuses=[StatusSample(9999, "RUNNING", ("RUNNING",))], quiet=True)
+    data = RunData(sc, "pysink", obs, claim_for("pysink", CONFIG, sc.faults), cfg, expect(updated, records), records,
+                   phases=[(cfg, {}), (updated, {"t-0": 0})], boundaries=False)
+    return next(v for v in run_checks(data) if v.property == "rotation")
+
+
+def test_R3_8_an_object_is_held_to_the_flush_size_of_the_task_that_wrote_it():
+    """A task waiting on an S3 answer from before a config update (flush.size 3 -> 1) to after
+    it completes a 3-record object under its own config (spec C4 across C3): within flush.size.
+    Without such a task, every object after the update is the new config's; and no config
+    allows four."""
+    update = FaultEvent("update-config", {"config": {"flush.size": "1"}}, True, at_ms=200, restart_from={"t-0": 0})
+    held = FaultEvent("s3", {"operation": "CompleteMultipartUpload", "action": "hang"}, True, at_ms=100, until_ms=300)
+    three = {f"{D}/t+0+0000000000.json": [0, 1, 2]}
+    assert _rotation_after_update(three, [held, update]).status == PASS
+    alone = _rotation_after_update(three, [update])
+    assert alone.status == FAIL and alone.witnesses[0].expected == "<= 1 records"
+    four = _rotation_after_update({f"{D}/t+0+0000000000.json": [0, 1, 2, 3]}, [held, update])
+    assert four.status == FAIL and four.witnesses[0].expected == "<= 3 records"
+
+
 def test_file_count_catches_a_small_file_explosion():
     v = run({f"{D}/t+0+{i:010d}.json": [i] for i in range(6)})
     assert v["file-count"].status == FAIL

@@ -47,6 +47,76 @@ def test_C3_a_zombie_woken_after_a_config_update_writes_the_old_boundaries_and_t
     assert [v.property for v in r.verdicts if v.claimed and v.status == "fail"] == []
 
 
+def _held_complete_across_update(pause: bool) -> Scenario:
+    """flush.size=3: the first Complete (records 0-2) hangs, flush.size becomes 1, and only then
+    is the answer released; with `pause`, the new task is paused meanwhile and another member
+    takes over (the shape of the generated zombie)."""
+    from conformance.catalog.base import BASE, _small
+
+    wait = [FaultStep(3, "wait-fired", {"rule": "held", "seconds": 30})]
+    paused = [FaultStep(6, "pause")] if pause else []
+    resumed = [FaultStep(6, "resume")] if pause else []
+    return Scenario("held-complete-across-update", {**BASE, "flush.size": "3"}, {"events": 1}, _small(6),
+                    faults=[FaultStep(0, "s3", {"operation": "CompleteMultipartUpload", "action": "hang", "nth": 1,
+                                                "name": "held"}),
+                            *wait, FaultStep(3, "update-config", {"config": {"flush.size": "1"}}),
+                            *paused, FaultStep(6, "wait", {"seconds": 1.0}), FaultStep(6, "release", {"rule": "held"}),
+                            *resumed, FaultStep(6, "wait", {"seconds": 2.5})])
+
+
+def test_C4_an_object_a_task_held_across_a_config_update_completes_is_judged_by_its_own_flush_size(tmp_path):
+    """generated-392 of `--profile default --seed 2`, rebuilt by hand: a task waiting on its first
+    CompleteMultipartUpload (flush.size=3, records 0-2) when flush.size becomes 1 outlives the
+    update (Connect abandons a task's thread it cannot stop, spec C4), and completes its
+    3-record object once S3 answers. The rotation check judged that object by flush.size=1 (the
+    phase its first offset falls in) and failed the correct sink; the task that wrote it ran
+    with flush.size=3. A 4-record object would still be oversized for both configs."""
+    for pause in (False, True):
+        sc = _held_complete_across_update(pause)
+        r = run_scenario(sc, "pysink", tmp_path / f"pause-{pause}")
+        three = [o for o in r.observation.final_bucket.objects if o.key.endswith("events+0+0000000000.json")]
+        assert len(three) == 1 and three[0].body is not None and len(three[0].body.splitlines()) == 3, pause
+        rotation = next(v for v in r.verdicts if v.property == "rotation")
+        assert rotation.status == "pass", (pause, rotation.message, rotation.witnesses)
+        assert [v.property for v in r.verdicts if v.claimed and v.status == "fail"] == [], pause
+        assert zombie_across_update(r.observation)  # so the model's phases do not bind its files either
+
+
+def test_a_held_answer_is_a_zombie_across_an_update_only_if_it_spans_the_update():
+    """The task instance waiting on a held S3 answer outlives an update that comes between the
+    answer's hold and its release; its phase is the one the hold began in."""
+    from conformance.judging.checks.base import outliving_phases
+
+    def held(at: int, until: int | None) -> FaultEvent:
+        return FaultEvent("s3", {"action": "hang"}, True, at_ms=at, until_ms=until)
+
+    update = FaultEvent("update-config", {}, True, at_ms=200, restart_from={})
+    second = FaultEvent("update-config", {}, True, at_ms=400, restart_from={})
+    assert outliving_phases([held(100, 300), update]) == {0}
+    assert outliving_phases([held(100, None), update]) == {0}  # never answered: still waiting
+    assert outliving_phases([held(100, 150), update]) == frozenset()  # answered before the update
+    assert outliving_phases([update, held(300, 500), second]) == {1}  # held from the second config's task
+    assert outliving_phases([FaultEvent("s3", {"action": "fail"}, True, at_ms=100, until_ms=300), update]) == frozenset()
+
+
+def test_R11_4_a_zombie_hang_before_a_task_killing_null_key_waits_for_a_whole_upload(tmp_path):
+    """The run of `--profile default --seed 2` that tested nothing (generated-645 at 7385fd5, before
+    1d458d0): a zombie's hang on the first CompleteMultipartUpload (AvroFormat, keys stored, two
+    topics), and the tasks after it die at a null key in their first put (R11.4), so no object
+    lands and the run is unknown. The generator's last step (that_can_fire) moves such a hang to
+    the second Complete: the first upload lands before the task dies, and the run tests it."""
+    from conformance.generators.faults import that_can_fire
+
+    sc = Scenario.load(FIXTURES / "zombie-hang-before-a-null-key.json")
+    drawn = run_scenario(sc, "pysink", tmp_path / "drawn")
+    assert drawn.status == "unknown" and "R11.4" in (drawn.untested or "")
+    faults = that_can_fire(sc.connector, sc.records, sc.faults)
+    assert faults[0].params["nth"] == 2 and faults[1:] == sc.faults[1:]
+    kept = run_scenario(dataclasses.replace(sc, faults=faults), "pysink", tmp_path / "kept")
+    assert kept.untested is None and kept.status == "pass"
+    assert any(o.key.endswith(".avro") for o in kept.observation.final_bucket.objects)
+
+
 def test_a_config_update_after_the_zombie_resumed_leaves_the_boundaries_binding():
     faults = [FaultEvent("pause", {}, True), FaultEvent("update-config", {}, True)]
     assert zombie_across_update(Observation(faults=faults))

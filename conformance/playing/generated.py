@@ -138,6 +138,36 @@ def identity(scenario: Any) -> str:
     return json.dumps(scenario.to_json(), separators=(",", ":"))
 
 
+def generation_strategy(spec: str, max_records: int, connector: dict[str, str] | None, with_faults: bool = True,
+                        evolving: tuple[str, str] | None = None) -> Any:
+    """What a target's generated scenarios are drawn from (`run` and the pytest plugin): configs
+    in its formats with values it takes, or the user's `connector`, and faults except on the
+    model (which applies none)."""
+    from conformance.generators.configs import formats_for, value_kinds_for
+    from conformance.generators.strategies import scenarios
+    from conformance.inputs.targets import target_kind
+
+    kind = target_kind(spec)
+    return scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),
+                     formats=formats_for(kind), connector=connector, kinds=value_kinds_for(kind), evolving=evolving)
+
+
+def batch_test(strategy: Any, batch_seed: int, size: int, body: Any) -> Any:
+    """One batch as a Hypothesis test: `size` examples of `strategy` from `batch_seed`, each
+    handed to `body`, and a failing one (an exception from `body`) shrunk. The runs import the
+    model and the sink's modules as they go: without seed_only_draws the batches after the first
+    run would draw from their literals, and the pytest plugin's from whatever pytest loaded."""
+    from hypothesis import HealthCheck, Verbosity, given, settings
+    from hypothesis import seed as hseed
+
+    from conformance.generators.strategies import seed_only_draws
+
+    return seed_only_draws()(hseed(batch_seed)(
+        settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
+                 suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
+            given(strategy)(body))))
+
+
 class _ClaimedFailure(Exception):
     def __init__(self, result: Any) -> None:
         super().__init__(f"{result.scenario.name}: claimed property failed")
@@ -151,13 +181,10 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     that found it is drawn again (the scenarios already run are skipped), and a later scenario
     failing only in ways already found (property and anomaly) is reported as it is, not shrunk
     again, so one failure does not hide another's cause."""
-    from hypothesis import HealthCheck, Verbosity, given, settings
-    from hypothesis import seed as hseed
     from hypothesis.errors import HypothesisException
 
-    from conformance.generators.configs import formats_for, value_kinds_for
+    from conformance.generators.configs import formats_for
     from conformance.generators.evolution import evolving_streams
-    from conformance.generators.strategies import scenarios, seed_only_draws
     from conformance.inputs.targets import target_kind
     from conformance.judging.verdicts import failure_signatures
 
@@ -177,9 +204,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
     workers = sess.pool_for(spec)  # runs in worker processes (a simulated target), else None
     ahead: list[Any] | None = None  # runs started while a batch is drawn (drawn_ahead): (k, identity, PendingRun)
     taken_early: dict[int, tuple[str, Any]] = {}  # k -> (identity, result) of a run taken before its batch's next pass
-    strategy = scenarios(max_records=max_records, with_faults=with_faults and not spec.startswith("model"),  # the model applies none
-                         formats=formats_for(target_kind(spec)), connector=connector,
-                         kinds=value_kinds_for(target_kind(spec)))
+    strategy = generation_strategy(spec, max_records, connector, with_faults)
 
     def body(sc: Any) -> None:
         if counts["errored"] or sess.over_budget():
@@ -303,12 +328,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
 
     def play(strategy: Any, batch_seed: int, size: int) -> bool:
         """One batch of `size` scenarios drawn from `strategy`; False once the run must stop."""
-        # the runs import the model and the sink's modules as they go: without seed_only_draws the
-        # batches after the first run would draw from their literals
-        test = seed_only_draws()(hseed(batch_seed)(
-            settings(database=None, max_examples=size, derandomize=False, deadline=None, report_multiple_bugs=False,
-                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)(
-                given(strategy)(body))))
+        test = batch_test(strategy, batch_seed, size, body)
         # a failure ends Hypothesis's pass over the batch: draw it again for the rest of the
         # batch's scenarios, as many times as it finds a failure of a new kind
         counts.update(batch=0, batch_size=size)
@@ -347,8 +367,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
             # batch each with the pair asked for, its first stream that evolves under it played
             for i, pair in enumerate(missing_evolution(played, formats_for(target_kind(spec)), n)):
                 want["pair"] = pair
-                pinned = scenarios(max_records=max_records, with_faults=with_faults, formats=formats_for(target_kind(spec)),
-                                   kinds=value_kinds_for(target_kind(spec)), evolving=pair)
+                pinned = generation_strategy(spec, max_records, None, with_faults, evolving=pair)
                 if not play(pinned, top_up_seed(i, seed, derandomize), GENERATION_BATCH):
                     break
         if going and n >= STATUS_SWEEP_FROM and with_faults and not spec.startswith("model") and not counts["errored"]:

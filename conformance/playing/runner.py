@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from adapters.observation import FaultEvent, Observation
 from adapters.target import Fault, Target, TargetError, TargetInfo
-from conformance.judging.checks.base import RunData
+from conformance.judging.checks.base import RunData, outliving_phases
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import (C1, CONFLUENT_SEMANTICS, S3_FATAL, SDK_V1_COMPLETE, Claim, claims_for_values,
                                 fatal_error_inside_complete, task_stops_at)
@@ -248,18 +248,10 @@ def boundaries_hold(expectation: Expectation, claim: Claim, observation: Observa
 
 
 def zombie_across_update(observation: Observation) -> bool:
-    """Whether a config update fired while a paused instance (a zombie) was waiting to resume."""
-    paused = False
-    for f in observation.faults:
-        if not f.fired:
-            continue
-        if f.kind == "pause":
-            paused = True
-        elif f.kind == "resume":
-            paused = False
-        elif f.kind == "update-config" and paused:
-            return True
-    return False
+    """Whether a task instance outlived a config update: paused when it came (a zombie waiting
+    to resume), or waiting on an S3 answer held from before it to after it
+    (conformance.judging.checks.base.outliving_phases)."""
+    return bool(outliving_phases(observation.faults))
 
 
 PHASES = ("start-up", "produce", "faults", "wait until quiet", "observe", "model", "check")

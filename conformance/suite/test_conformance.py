@@ -8,13 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from conformance.catalog.named import SUITE
 from conformance.pytest_plugin import PROPERTY_MARKERS, claim_failure, failure_block
-from conformance.generators.configs import formats_for
-from conformance.generators.strategies import scenarios
 from conformance.judging.verdicts import failure_signatures
 
 _RESULTS: dict[tuple[str, str], object] = {}
@@ -86,47 +82,102 @@ def test_named_scenario(name, prop, sinkcheck_target, sinkcheck_connector, sinkc
     assert verdict.status == "pass", failure_block(result)
 
 
-def _generated_settings():
-    import os
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One test of generated scenarios per batch `sinkcheck run` draws (sinkcheck_generation)."""
+    if "batch" in metafunc.fixturenames:
+        from conformance.pytest_plugin import GENERATION
 
-    ci = bool(os.environ.get("CI")) or os.environ.get("SINKCHECK_HYPOTHESIS_PROFILE") == "ci"
-    # SINKCHECK_GENERATED_EXAMPLES sets how many (a slow target's suite in CI takes fewer)
-    n = int(os.environ.get("SINKCHECK_GENERATED_EXAMPLES") or (6 if ci else 40))
-    return settings(max_examples=n, deadline=None, derandomize=ci,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+        batches = metafunc.config.stash[GENERATION].batches()
+        metafunc.parametrize("batch", range(len(batches)), ids=[f"batch-{i}" for i in range(len(batches))])
+
+
+# by target: the identities of the generated scenarios played, and the scenarios themselves
+# (which streams evolved): a batch starts with the plainest scenario, played once, as `run` does
+_SEEN: dict[str, set[str]] = {}
+_PLAYED: dict[str, list] = {}
 
 
 @pytest.mark.sinkcheck
 @pytest.mark.no_loss
 @pytest.mark.no_duplicates
 @pytest.mark.commit_safety
-@_generated_settings()
-@given(data=st.data())
-def test_generated_scenarios(data, sinkcheck_target, sinkcheck_connector, sinkcheck_out, sinkcheck_stack,
-                             sinkcheck_plugin_path, sinkcheck_outcomes, sinkcheck_accept_known_bugs):
-    from conformance.playing.session import execute
-    from conformance.generators.configs import value_kinds_for
+def test_generated_scenarios(batch, sinkcheck_target, sinkcheck_connector, sinkcheck_generation, sinkcheck_out,
+                             sinkcheck_stack, sinkcheck_plugin_path, sinkcheck_outcomes, sinkcheck_accept_known_bugs):
+    """One batch of the generated scenarios `sinkcheck run` draws for the session's seed and
+    profile (conformance.playing.generated: the same Hypothesis seeds and strategy, drawn apart
+    from the literals of the modules loaded so far), each played once; a failing one is shrunk
+    by Hypothesis. The last batch tops them up as `run` does where they are many."""
+    from conformance.playing.generated import batch_test, generation_strategy
+
+    gen = sinkcheck_generation
+    batch_seed, size = gen.batches()[batch]
+    strategy = generation_strategy(sinkcheck_target, gen.max_records, sinkcheck_connector)
+
+    def player(only=None):
+        return _generated_player(sinkcheck_target, sinkcheck_connector, gen.seed, sinkcheck_out, sinkcheck_stack,
+                                 sinkcheck_plugin_path, sinkcheck_outcomes, only, sinkcheck_accept_known_bugs)
+
+    batch_test(strategy, batch_seed, size, player())()
+    if batch == len(gen.batches()) - 1:
+        _evolution_top_up(sinkcheck_target, sinkcheck_connector, gen, player)
+
+
+def _generated_player(target, connector, seed, out: Path, stack, plugin_path, outcomes, only=None,
+                      accept_known_bugs: bool = False):
+    """The body of a batch's Hypothesis test: a drawn scenario as `run` plays it (under the
+    user's config, at the session's seed), skipped where already played or where `only` (a top-up
+    batch's choice) refuses it, until one fails: from then on every scenario Hypothesis tries
+    while shrinking it is played."""
+    from conformance.playing.generated import identity
+    from conformance.playing.session import execute, prepare
+
+    seen = _SEEN.setdefault(target, set())
+    played = _PLAYED.setdefault(target, [])
+    failing: list[bool] = []
+
+    def play(drawn) -> None:
+        scenario = prepare(drawn, connector=connector, version=None, seed=seed)
+        if not failing:
+            if identity(scenario) in seen or (only is not None and not only(scenario)):
+                return
+            seen.add(identity(scenario))
+            played.append(scenario)
+        run_dir = out / f"generated-{len(list(out.glob('generated-*'))):04d}"
+        dataclasses.replace(scenario, played_on={"target": target}).save(run_dir / "scenario.json")
+        result = execute(scenario, target, run_dir, plugin_path, stack)
+        _record(result)
+        outcomes.results.append(result)
+        signatures = failure_signatures(result.all_verdicts())
+        if signatures and outcomes.accepted_as(result, accept_known_bugs):
+            return  # a known bug of the release that ran, accepted: no failure to shrink (the session counts it)
+        if signatures:
+            failing.append(True)
+            failures = Path(".sinkcheck/failures")
+            failures.mkdir(parents=True, exist_ok=True)
+            scenario.save(failures / f"{target.replace(':', '_')}-{abs(hash(scenario.dumps())) % 10**8}.json")
+            raise claim_failure(signatures[0])(failure_block(result) + "\n" + scenario.steps())
+    return play
+
+
+def _evolution_top_up(target, connector, gen, player) -> None:
+    """`run`'s top-up batches (conformance.playing.generated.missing_evolution): for each
+    (converter, schema.compatibility) no stream played evolved under, where the scenarios are
+    many, the first stream of a batch drawn with it asked for that evolves under it."""
+    from conformance.generators.configs import formats_for
+    from conformance.generators.evolution import evolving_streams
     from conformance.inputs.targets import target_kind
+    from conformance.playing.generated import GENERATION_BATCH, batch_test, generation_strategy, missing_evolution, top_up_seed
 
-    # configs across the target's matrix (or the user's config), with records that fit them
-    kind = target_kind(sinkcheck_target)
-    scenario = data.draw(scenarios(max_records=30, formats=formats_for(kind), connector=sinkcheck_connector,
-                                   kinds=value_kinds_for(kind)), label="scenario")
-    if sinkcheck_connector is not None:
-        from conformance.playing.session import prepare
+    if connector is not None or target.startswith("model"):
+        return
+    for i, pair in enumerate(missing_evolution(_PLAYED.get(target, []), formats_for(target_kind(target)), gen.examples)):
+        found: list[bool] = []
 
-        scenario = prepare(scenario, connector=sinkcheck_connector, version=None, seed=None)
-    n = len(list(sinkcheck_out.glob("generated-*")))
-    run_dir = sinkcheck_out / f"generated-{n:04d}"
-    dataclasses.replace(scenario, played_on={"target": sinkcheck_target}).save(run_dir / "scenario.json")
-    result = execute(scenario, sinkcheck_target, run_dir, sinkcheck_plugin_path, sinkcheck_stack)
-    _record(result)
-    sinkcheck_outcomes.results.append(result)
-    signatures = failure_signatures(result.all_verdicts())
-    if signatures and sinkcheck_outcomes.accepted_as(result, sinkcheck_accept_known_bugs):
-        return  # a known bug of the release that ran, accepted: no failure to shrink (the session counts it)
-    if signatures:
-        failures = Path(".sinkcheck/failures")
-        failures.mkdir(parents=True, exist_ok=True)
-        scenario.save(failures / f"{sinkcheck_target.replace(':', '_')}-{abs(hash(scenario.dumps())) % 10**8}.json")
-        raise claim_failure(signatures[0])(failure_block(result) + "\n" + scenario.steps())
+        def first_evolving(sc) -> bool:
+            if found or pair not in evolving_streams([sc]):
+                return False
+            found.append(True)
+            return True
+
+        strategy = generation_strategy(target, gen.max_records, None, evolving=pair)
+        batch_test(strategy, top_up_seed(i, gen.seed, gen.derandomize), GENERATION_BATCH, player(first_evolving))()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from adapters.observation import BucketSample, Observation, S3Object
+from adapters.observation import BucketSample, FaultEvent, Observation, S3Object
 from conformance.judging.claims import S3_FATAL, SDK_V1_COMPLETE, Claim
 from conformance.inputs.scenario import Scenario, record_seq
 from conformance.judging.verdicts import FAIL, PASS, Verdict, Witness
@@ -147,6 +147,17 @@ class RunData:
                 cfg = phase_cfg
         return cfg
 
+    def configs_at(self, tp: TP, offset: int) -> list[SinkConfig]:
+        """Every config a task instance may have written an object starting at `offset` of `tp`
+        under: the phase the sink restarted in (config_at), and each earlier phase whose instance
+        outlived the update that ended it (outliving_phases): that zombie finishes its put with
+        the config it was started with, over offsets the next phase writes again (C4 across C3)."""
+        current = self.config_at(tp, offset)
+        zombies = outliving_phases(self.observation.faults)
+        earlier = [cfg for i, (cfg, starts) in enumerate(self.phases)
+                   if i in zombies and offset >= starts.get(_tp_name(tp), 0)]
+        return [c for c in [current, *earlier] if c is not None]
+
     def faults_not_fired(self) -> list[str]:
         """The scheduled faults whose trigger never matched. An S3 rule is not among them once an
         error inside Complete's 200 has killed the task (SDK v1, R7.4) with nothing bringing it
@@ -171,6 +182,44 @@ class RunData:
                  if f.kind == "s3" and f.fired and f.params.get("action") in killing and f.at_ms is not None]
         return bool(fired) and not any(f.kind in REVIVES and f.fired and (f.at_ms or 0) > min(fired)
                                        for f in self.observation.faults)
+
+
+# S3 answers held back from a task until released: the task's thread waits in the request
+HELD_ANSWERS = ("hang", "stall")
+
+
+def outliving_phases(faults: Sequence[FaultEvent]) -> frozenset[int]:
+    """The config phases (0: the scenario's config; k: the one the k-th fired config update
+    brought, RunData.phases's order where each update reported its restart point) whose task
+    instance went on after the update that ended its phase: one paused when the update came
+    (a zombie), or one waiting on an S3 answer held from before the update to after it (a hang
+    or a stall). Connect cannot interrupt a task's thread: stopping the task for the new config
+    waits task.shutdown.graceful.timeout.ms and abandons it, and its put goes on once S3
+    answers, writing files with its own config's boundaries (spec C4 across C3)."""
+    fired = [f for f in faults if f.fired]
+    updates = [f for f in fired if f.kind == "update-config"]
+    out: set[int] = set()
+    paused: set[int] = set()  # the phases of the instances paused now, in the order the steps ran
+    phase = 0
+    for f in fired:
+        if f.kind == "pause":
+            paused.add(phase)
+        elif f.kind == "resume":
+            paused.clear()
+        elif f.kind == "update-config":
+            out |= paused
+            # an update whose restart point the target could not tell starts no phase (the
+            # model's config stands: conformance.playing.runner.config_phases)
+            phase += f.restart_from is not None
+    for f in fired:
+        if f.kind != "s3" or f.params.get("action") not in HELD_ANSWERS or f.at_ms is None:
+            continue
+        # the instance the answer was held from: the phase of the updates made before it fired
+        held = sum(1 for u in updates if u.restart_from is not None and u.at_ms is not None and u.at_ms <= f.at_ms)
+        if any(u.at_ms is not None and u.at_ms > f.at_ms and (f.until_ms is None or f.until_ms >= u.at_ms)
+               for u in updates):
+            out.add(held)
+    return frozenset(out)
 
 
 def _raw_value(r: SinkRecord) -> Any:

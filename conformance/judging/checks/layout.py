@@ -66,8 +66,9 @@ def rotation(d: RunData) -> Verdict:
     w = []
     for obj in d.value_objects(d.observation.final_bucket):
         offs = d.offsets_of(obj) or []
-        cfg = d.config_at(*offs[0]) if offs else d.cfg
-        flush = max(cfg.flush_size if cfg is not None else 1, 1)
+        # the flush.size of the task that wrote it: a zombie's object is its own config's (C4 across C3)
+        cfgs = d.configs_at(*offs[0]) if offs else [d.cfg]
+        flush = max(max(c.flush_size if c is not None else 1, 1) for c in cfgs)
         if len(offs) > flush:
             w.append(Witness("oversized-object", keys=(obj.key,), expected=f"<= {flush} records", observed=len(offs),
                              explanation="flush.size caps the records of a commit set (R2.4)"))
