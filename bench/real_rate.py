@@ -8,6 +8,9 @@ faults, wait until quiet, observe, model, check; the warm stack's start-up apart
                                                                # and the same, side by side, on an
                                                                # older tree (a git worktree of it)
     python bench/real_rate.py --from out/results.json          # a run already made: no new run
+    python bench/real_rate.py --from old/results.json --from new/results.json
+                                                               # two runs: rates, and every named
+                                                               # scenario whose verdicts differ
 
 Each row is one `sinkcheck run` in its own process and output directory, one after another (two
 sinks at once on two cores would measure each other). With --against, each sink runs on the
@@ -64,6 +67,41 @@ def rate_of(doc: dict, label: str, wall_s: float | None = None, exit_code: int |
                 exit_code, len(doc.get("errors") or []), stack, spent)
 
 
+def verdicts_of(doc: dict) -> dict[str, dict[str, str]]:
+    """Named scenario -> claimed property -> status, of one run's results.json (generated
+    scenarios are drawn per tree and are not compared by name)."""
+    out: dict[str, dict[str, str]] = {}
+    for r in doc.get("results", []):
+        if r.get("origin") == "generated":
+            continue
+        out[r["scenario"]] = {v["property"]: v["status"] for v in r.get("verdicts", []) if v.get("claimed")}
+    return out
+
+
+def verdict_changes(before: dict, after: dict) -> list[str]:
+    """One line per named scenario both runs played whose claimed verdicts differ, and one per
+    scenario only one of them played."""
+    a, b = verdicts_of(before), verdicts_of(after)
+    lines = []
+    for name in sorted(set(a) | set(b)):
+        if name not in b:
+            lines.append(f"{name}: played before only")
+        elif name not in a:
+            lines.append(f"{name}: played after only")
+        elif a[name] != b[name]:
+            diff = ", ".join(f"{p} {a[name].get(p, '-')} -> {b[name].get(p, '-')}"
+                             for p in sorted(set(a[name]) | set(b[name])) if a[name].get(p) != b[name].get(p))
+            lines.append(f"{name}: {diff}")
+    return lines
+
+
+def render_changes(before: dict, after: dict, label: str) -> str:
+    changes = verdict_changes(before, after)
+    same = len(set(verdicts_of(before)) & set(verdicts_of(after))) - sum(": played" not in c for c in changes)
+    head = f"verdicts, {label}: {same} named scenarios the same"
+    return head + ("" if not changes else f", {len(changes)} not:\n  " + "\n  ".join(changes))
+
+
 def run_once(tree: Path, sink: str, profile: str, out: Path, extra: list[str]) -> Rate:
     """`sinkcheck run --target kafka-connect:SINK --profile PROFILE` in `tree`'s code, timed."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
@@ -117,20 +155,31 @@ def main(argv: list[str] | None = None) -> int:
         rows = [rate_of(d, f"{','.join(t.removeprefix('kafka-connect:') for t in d.get('targets') or [])} "
                            f"({p.parent.name})") for p, d in docs]
         print(render(rows))
+        for (pa, a), (pb, b) in zip(docs, docs[1:]):
+            print(render_changes(a, b, f"{pa.parent.name} -> {pb.parent.name}"))
         return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="sinkcheck-real-rate-") as tmp:
         t = Path(tmp)
         old = worktree_of(args.against, t) if args.against else None
         try:
+            changes = []
             for sink in args.sink or SINKS:
                 if old is not None:
-                    rows.append(run_once(old, sink, args.profile, t / f"old-{len(rows)}", args.extra))
-                rows.append(run_once(ROOT, sink, args.profile, t / f"new-{len(rows)}", args.extra))
+                    before = t / f"old-{len(rows)}"
+                    rows.append(run_once(old, sink, args.profile, before, args.extra))
+                after = t / f"new-{len(rows)}"
+                rows.append(run_once(ROOT, sink, args.profile, after, args.extra))
+                if old is not None and (before / "results.json").exists() and (after / "results.json").exists():
+                    changes.append(render_changes(json.loads((before / "results.json").read_text()),
+                                                  json.loads((after / "results.json").read_text()),
+                                                  f"{sink}, {args.against} -> this tree"))
         finally:
             if old is not None:
                 subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, check=False)
     print(render(rows))
+    for c in changes:
+        print(c)
     return 0
 
 
