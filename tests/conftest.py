@@ -50,12 +50,11 @@ _import_every_project_module()
 # test_spark_streaming 60, test_adapters_leak 50, test_evolution_generator 42, test_cli_exit_codes 41,
 # test_converter_plugins 40, test_model_engines 32 (every other under 30). A long module left to
 # the end keeps one process busy while the others idle: these go first, and the short ones fill
-# in behind them. test_kill_matrix_user_config came later: 35 s alone on a lightly loaded machine
-# (25 s of CPU; 58 s beside other work at load 5)
+# in behind them
 LONGEST_FIRST = ("test_confluent", "test_iceberg", "test_adapters_kafka", "test_audit", "test_camel", "test_pysink",
                  "test_aiven", "test_suite", "test_lenses", "test_simulation", "test_spark_streaming",
                  "test_adapters_leak", "test_evolution_generator", "test_cli_exit_codes", "test_converter_plugins",
-                 "test_kill_matrix_user_config", "test_model_engines")
+                 "test_model_engines")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
