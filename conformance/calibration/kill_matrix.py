@@ -213,7 +213,9 @@ def weak(matrix: dict[str, dict[str, list[str]]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """`python -m conformance.calibration.kill_matrix [VARIANT ...]`: run the kill scenarios against the correct
     Python sink and each faulty variant; print the matrix and the wall time. Exit 1 when a variant
-    is killed by fewer than two scenarios or the correct sink fails a claimed property."""
+    is killed by fewer than two scenarios or the correct sink fails a claimed property. With
+    `--connector-config F`, the matrix under the user's config (conformance.calibration.user_kill_matrix):
+    exit 1 when a variant whose rule F exercises survives, 4 when `sinkcheck run` refuses F."""
     import argparse
 
     from adapters.pysink import VARIANTS
@@ -223,7 +225,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("variants", nargs="*", help=f"variants (default: correct and all of {', '.join(VARIANTS)})")
     ap.add_argument("--out", type=Path, default=None, help="where the runs' logs go (default: a temporary directory)")
     ap.add_argument("--workers", type=int, default=4, help="variants run at once, each in its own process (default 4)")
+    ap.add_argument("--connector-config", default=None, metavar="F",
+                    help="play each variant under this connector JSON as `sinkcheck run --target pysink:<variant> "
+                         "--connector-config F --profile ci` does; the variants whose rule F exercises must be killed")
+    ap.add_argument("--unexercised-too", action="store_true",
+                    help="with --connector-config: play the variants F does not exercise as well (a kill among them "
+                         "says the variant's rule is one F uses)")
     args = ap.parse_args(argv)
+    if args.connector_config is not None:
+        from conformance.calibration import user_kill_matrix
+
+        return user_kill_matrix.main(args.connector_config, args.variants, args.out, args.workers, KILLS_WANTED,
+                                     args.unexercised_too)
     variants = args.variants or ["correct", *VARIANTS]
     started = time.monotonic()
     tty = sys.stderr.isatty()

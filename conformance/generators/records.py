@@ -104,12 +104,27 @@ EPOCH_ANCHORS = (0, -1_800_000, -17_280_000_000 + 5_400_000, 18_000_000 - 1_500)
 
 
 def with_partition_fields(schema: dict[str, Any], cfg: dict[str, str]) -> dict[str, Any]:
-    """The value schema with the fields FieldPartitioner reads (PARTITION_FIELDS) it lacks."""
+    """The value schema with the fields FieldPartitioner reads (PARTITION_FIELDS, and a user's
+    own: region_fields) it lacks."""
     if not cfg.get("partitioner.class", "").endswith("FieldPartitioner"):
         return schema
     have = {f["field"] for f in schema["fields"]}
     more = [{"field": n, **PARTITION_FIELDS[n]} for n in partition_field_roots(cfg) if n in PARTITION_FIELDS and n not in have]
+    more += [{"field": n, "type": "string", "optional": True} for n in region_fields(cfg, have)]
     return {**schema, "fields": schema["fields"] + more} if more else schema
+
+
+def region_fields(cfg: dict[str, str], have: set[str]) -> tuple[str, ...]:
+    """The fields a user's FieldPartitioner config reads that a value of the generator's schema
+    (`have`) lacks and PARTITION_FIELDS has no type for (a dotted path is left to the run's
+    fit): text fields holding what `region` holds (REGIONS: a '/' inside, a space, '=', null),
+    so a stream drawn for the user's config meets the values R6.2 writes as they are. Without
+    them the run fitted a date into the field (conformance.playing.user_config.with_fields), and
+    a sink escaping a '/' in a partition value passed every run under `partition.field.name=dt`."""
+    if not cfg.get("partitioner.class", "").endswith("FieldPartitioner"):
+        return ()
+    names = [x.strip() for x in cfg.get("partition.field.name", "").split(",") if x.strip()]
+    return tuple(dict.fromkeys(n for n in names if "." not in n and n not in PARTITION_FIELDS and n not in have))
 
 
 # the regions FieldPartitioner encodes: plain, null (`region=null`), one with a '/' inside
@@ -119,12 +134,13 @@ REGIONS = ("eu", "us", "eu", "us", None, "eu/west", "eu central", "tier=1")
 
 @st.composite
 def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, schema: dict[str, Any],
-                 one_shape: bool = False, zone: str = "UTC") -> Any:
+                 one_shape: bool = False, zone: str = "UTC", region_fields: tuple[str, ...] = ()) -> Any:
     """A value of `kind` (conformance.inputs.scenario.seq_value) carrying `seq`, in the notation of the
     value converter: Structs of `schema`, schemaless maps with nested extras, text, bytes.
     `one_shape`: schemaless maps keep the fields and types of `schema` from record to record,
     as the topic a table sink reads does (a field that turns from a map into text stops it).
-    A `ts` string is in one of RecordField's forms, offset-less ones as wall times of `zone`."""
+    A `ts` string is in one of RecordField's forms, offset-less ones as wall times of `zone`.
+    `region_fields`: a user's FieldPartitioner fields that hold the region too (records.region_fields)."""
     region = draw(st.sampled_from(REGIONS))
     if kind == "struct" and converter == "avro":
         from conformance.generators.avro_values import extra_values, producer_payload, producer_schema
@@ -132,16 +148,16 @@ def record_value(draw: st.DrawFn, kind: str, seq: int, ts: int, converter: str, 
         # x-avro-*: what the producer's .avsc has beyond the Connect fields (evolution.AVRO_KEYS)
         extras, changes = tuple(schema.get("x-avro-extras", ())), schema.get("x-avro-changes")
         connect = {k: v for k, v in schema.items() if not k.startswith("x-avro-")}
-        payload = producer_payload(connect, draw(values.struct_payload(connect, seq, region, ts, zone)))
+        payload = producer_payload(connect, draw(values.struct_payload(connect, seq, region, ts, zone, region_fields)))
         return {"schema": producer_schema(connect, extras, changes),
                 "payload": {**payload, **draw(extra_values(extras, seq, changes))}}
     if kind == "struct" and converter == "protobuf":
         from conformance.inputs.protobuf_notation import producer_payload, producer_schema
 
-        payload = producer_payload(schema, draw(values.struct_payload(schema, seq, region, ts, zone)))
+        payload = producer_payload(schema, draw(values.struct_payload(schema, seq, region, ts, zone, region_fields)))
         return {"schema": producer_schema(schema), "payload": payload}
     if kind == "struct":
-        return {"schema": schema, "payload": draw(values.struct_payload(schema, seq, region, ts, zone))}
+        return {"schema": schema, "payload": draw(values.struct_payload(schema, seq, region, ts, zone, region_fields))}
     if kind == "map" and one_shape:
         # a map with other than string keys has no schemaless shape of its own: JsonConverter
         # writes it as [key, value] pairs, arrays of mixed types that no table column holds
@@ -182,13 +198,17 @@ def protobuf_versions(draw: st.DrawFn, base: dict[str, Any]) -> list[dict[str, A
 
 @st.composite
 def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
-                 cfg: dict[str, str] | None = None, kinds: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+                 cfg: dict[str, str] | None = None, kinds: tuple[str, ...] | None = None,
+                 evolving: bool = False) -> list[dict[str, Any]]:
     """Records with a `seq` in every value (how checkers find them in S3), of the kinds the
     config can write (value_kinds), across Connect's types (conformance.generators.values): timestamps
     late and out of order, around hour edges, local midnight and DST changes of the config's
     zone, with idle gaps; keys null, text, maps or Structs; headers none, one or several (text,
     bytes, null); null values in some streams (rarely where nulls kill the task). One stream in
-    three lives around 1970 (value times before it too); half step finely across rotate.interval.ms."""
+    three lives around 1970 (value times before it too); half step finely across rotate.interval.ms.
+    `evolving`: the producers move through versions of the value schema where the converter
+    gives schemas, whatever schema.compatibility says (a user's config, given as it is: NONE
+    where it sets none, and every change rotates, R14.2); else only where the config sets one."""
     cfg = with_worker_converters(cfg or {})
     table = kinds is not None  # a table sink's value kinds (value_kinds_for): its maps keep one shape
     kinds = value_kinds(cfg, kinds)
@@ -202,8 +222,10 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     zone = cfg.get("timezone", "UTC") or "UTC"
     record_field = cfg.get("timestamp.extractor") == "RecordField"
     # RecordField reads the ts field: there its text forms come in one schema in two
-    schema = with_partition_fields(draw(values.value_schemas(("string", "int64", "timestamp", "string") if record_field else
-                                                             ("int64", "timestamp", "string"))), cfg)
+    drawn = draw(values.value_schemas(("string", "int64", "timestamp", "string") if record_field else
+                                      ("int64", "timestamp", "string")))
+    texts = region_fields(cfg, {f["field"] for f in drawn["fields"]})
+    schema = with_partition_fields(drawn, cfg)
     if converter == "avro":  # the producer's schema has Avro's own kinds of field too, the same all stream long
         from conformance.generators.avro_values import avro_only_extras
 
@@ -211,12 +233,13 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
     n = draw(st.integers(1, max_records))
     # under a schema.compatibility the producers move through versions of the schema (R14)
     versions, picks = [schema], [0] * n
-    if "schema.compatibility" in cfg and converter == "protobuf":
+    evolves = evolving or "schema.compatibility" in cfg
+    if evolves and converter == "protobuf":
         # a Protobuf producer's versions add fields at the end (new numbers): what a registry
         # checking its Protobuf schemas accepts, where a dropped or retyped field is refused
         versions = [schema, *draw(protobuf_versions(schema))]
         picks = draw(version_picks(n, len(versions)))
-    elif "schema.compatibility" in cfg and converter in ("json-schemas", "avro"):
+    elif evolves and converter in ("json-schemas", "avro"):
         kept = KEPT + partition_field_roots(cfg)
         versions = draw(schema_versions(schema, converter == "avro", kept))
         picks = draw(version_picks(n, len(versions)))
@@ -244,7 +267,8 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
         if with_nulls and draw(st.integers(0, 7)) == 0 and (seq < n - 1 or any(r["value"] is not None for r in out)):
             value = None
         else:
-            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, versions[picks[seq]], table, zone))
+            value = draw(record_value(draw(st.sampled_from(kinds)), seq, ts, converter, versions[picks[seq]], table,
+                                      zone, texts))
         # a Kafka record timestamp is never negative (a value's time field can be): one before
         # 1970 keeps its time of day on 1970-01-01; and never 0, which librdkafka sends as "now"
         out.append({"topic": t, "partition": p, "timestamp": max(1, ts % 86_400_000 if ts < 0 else ts),

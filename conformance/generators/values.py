@@ -192,14 +192,15 @@ def ts_texts(draw: st.DrawFn, ts: int, zone: str = "UTC") -> str:
 
 @st.composite
 def struct_payload(draw: st.DrawFn, schema: dict[str, Any], seq: int, region: str | None, ts: int,
-                   zone: str = "UTC") -> dict[str, Any]:
-    """The payload of a value of `schema` for one record: its seq, region and ts, the rest drawn."""
+                   zone: str = "UTC", region_fields: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The payload of a value of `schema` for one record: its seq, region and ts, the rest drawn.
+    `region_fields`: other text fields FieldPartitioner reads, which hold the region too."""
     out: dict[str, Any] = {}
     for f in schema["fields"]:
         name = f["field"]
         if name == "seq":
             out[name] = seq
-        elif name == "region":
+        elif name == "region" or name in region_fields:
             out[name] = region
         elif name == "ts":
             out[name] = draw(ts_texts(ts, zone)) if f["type"] == "string" else ts

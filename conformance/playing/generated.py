@@ -12,11 +12,14 @@ from conformance.playing.session import Session, prepare, redacted_scenario, sel
 
 
 def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records: int, with_faults: bool = True,
-                        kinds: tuple[str, ...] = ()) -> list[Any]:
+                        kinds: tuple[str, ...] = (), connector: dict[str, str] | None = None) -> list[Any]:
     """A deterministic list of generated scenarios for a seed (used by the gate: same input
     on both sides), drawn in the batches `sinkcheck run` draws them in, with the formats and
     value kinds every one of the target `kinds` is given by `run` (a table sink: values that
-    make rows)."""
+    make rows). With the user's `connector`, drawn for it as `run --connector-config` draws
+    them, and given as it plays them: `prepare`d (fitted to the config, adapted), a draw that
+    prepares into one already given skipped, named in that order (the kill matrix under a
+    user's config plays these)."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
@@ -32,8 +35,11 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
     seen: set[str] = set()
 
     def collect(sc: Any) -> None:
-        if len(out) < n and sc.dumps() not in seen:
-            seen.add(sc.dumps())
+        if connector is not None:  # as run_generated's body takes a draw: prepared, then told apart
+            sc = prepare(sc, connector=connector, version=None, seed=seed)
+        drawn = identity(sc) if connector is not None else sc.dumps()
+        if len(out) < n and drawn not in seen:
+            seen.add(drawn)
             out.append(sc)
 
     with seed_only_draws():  # what `run` draws, whatever this process imported before
@@ -41,8 +47,10 @@ def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records
             hseed(batch_seed)(settings(database=None, max_examples=size, derandomize=False, deadline=None,
                                        phases=[Phase.generate], suppress_health_check=list(HealthCheck),
                                        verbosity=Verbosity.quiet)(given(scenarios(max_records=max_records, with_faults=with_faults,
-                                                                                 formats=formats, kinds=values))(collect)))()
-        out += evolution_top_up(out, n, formats, values, max_records, with_faults, seed, derandomize)
+                                                                                 formats=formats, kinds=values,
+                                                                                 connector=connector))(collect)))()
+        if connector is None:  # run tops up only the streams of its own configs (run_generated)
+            out += evolution_top_up(out, n, formats, values, max_records, with_faults, seed, derandomize)
     return [dataclasses.replace(sc, name=f"generated-{i:03d}", seed=seed) for i, sc in enumerate(out)]
 
 

@@ -271,10 +271,13 @@ def _as_map(value: Any) -> dict[str, Any]:
     return {**({"seq": seq} if seq is not None else {}), "value": value}
 
 
-def with_fields(records: Sequence[Mapping[str, Any]], config: Mapping[str, str]) -> list[dict[str, Any]]:
+def with_fields(records: Sequence[Mapping[str, Any]], config: Mapping[str, str],
+                time_field: str | None = None) -> list[dict[str, Any]]:
     """The records (in the notation of the config's value converter) with every field the
     config reads present, and Structs where it needs a schema; a record that has a field
-    keeps it (the scenario may be about that field's value)."""
+    keeps it (the scenario may be about that field's value). RecordField's field is the
+    record's time: the value of the top-level `time_field` as it is (its type and form) where
+    a value has one, else the record's timestamp."""
     cfg = with_worker_converters(config)
     paths = fields_read(cfg)
     structs = needs_structs(cfg)
@@ -295,12 +298,14 @@ def with_fields(records: Sequence[Mapping[str, Any]], config: Mapping[str, str])
         payload = value.get("payload") if envelope and isinstance(value, dict) else value
         if envelope and schema is not None and schema.get("type") == "struct":
             payload = dict(payload or {})
-            schema = _with_struct_fields(schema, payload, paths, ts_field, ms, record_seq(payload))
+            schema = _with_struct_fields(schema, payload, paths, ts_field, ms, record_seq(payload), time_field)
             r["value"] = {"schema": schema, "payload": payload}
         elif paths or structs:
             payload = _as_map(payload)
             for p in paths:
-                _set_path(payload, p, _field_value(p, ts_field, ms, record_seq(payload) if not envelope else None))
+                own = p == ts_field and time_field is not None and time_field in payload
+                _set_path(payload, p, payload[time_field] if own else
+                          _field_value(p, ts_field, ms, record_seq(payload) if not envelope else None))
             if envelope:
                 typed, payload = infer_schema(payload)
                 r["value"] = {"schema": typed, "payload": payload}
@@ -311,11 +316,18 @@ def with_fields(records: Sequence[Mapping[str, Any]], config: Mapping[str, str])
 
 
 def _with_struct_fields(schema: dict[str, Any], payload: dict[str, Any], paths: list[str], ts_field: str | None,
-                        ms: int, seq: int | None) -> dict[str, Any]:
+                        ms: int, seq: int | None, time_field: str | None = None) -> dict[str, Any]:
     """A Struct's schema and payload (changed in place) with the fields at `paths` added where
-    missing: a string field (RecordField parses its ISO-8601 text)."""
+    missing: a string field (RecordField parses its ISO-8601 text), or for RecordField's a copy
+    of the top-level `time_field` where the Struct has one."""
     schema = json.loads(json.dumps(schema))
+    own = next((f for f in schema.get("fields", []) if f.get("field") == time_field), None)
     for path in paths:
+        if path == ts_field and "." not in path and own is not None and time_field in payload:
+            if not any(x.get("field") == path for x in schema.get("fields", [])):
+                schema.setdefault("fields", []).append({**own, "field": path})
+                payload[path] = payload[time_field]
+            continue
         *parents, last = path.split(".")
         s, p = schema, payload
         for name in parents:

@@ -7,6 +7,7 @@ from typing import Any
 
 from adapters.pysink.errors import Retriable
 from adapters.pysink.sink import SinkTask
+from adapters.pysink.targets.exercised import always, conditional_writes
 from adapters.pysink.writer import Writer
 
 
@@ -23,6 +24,8 @@ class PreconditionAsExists(Writer):
     """Takes a 412 on a conditional Complete as "the object exists" without a HEAD, so its records
     are skipped when the object never landed (R8.2 checks first)."""
 
+    unexercised = staticmethod(conditional_writes)
+
     def key_taken(self, key: str) -> bool:
         return True
 
@@ -31,6 +34,8 @@ class NoSuchUploadSkipsFile(Writer):
     """Starts a file whose upload S3 no longer has (404 NoSuchUpload: aborted, or a lifecycle
     rule) over again after its records, not at its first record: the records in it are never
     written (the connector dies on it, R7.4)."""
+
+    unexercised = staticmethod(always)
 
     def commit(self, now: int, timed: bool) -> None:
         try:
@@ -46,6 +51,8 @@ class NoSuchUploadSkipsFile(Writer):
 class ThrottlingFatal(SinkTask):
     """Takes a 429 Too Many Requests as fatal, where the S3 clients retry throttling (R7.3)."""
 
+    unexercised = staticmethod(always)
+
     def retriable(self, error: Exception) -> bool:
         return _status(error)[0] != 429 and super().retriable(error)
 
@@ -53,6 +60,8 @@ class ThrottlingFatal(SinkTask):
 class RequestTimeoutOnPartFatal(SinkTask):
     """Takes a 400 RequestTimeout on UploadPart as fatal (a 400 is the client's fault), where the
     S3 clients retry it (R7.3: AWS's retryable error codes)."""
+
+    unexercised = staticmethod(always)
 
     def retriable(self, error: Exception) -> bool:
         status, code, op = _status(error)
@@ -85,6 +94,8 @@ class _ResetsAsSuccess:
 class ResetAsSuccess(Writer):
     """Takes an UploadPart or CompleteMultipartUpload whose connection was reset or cut mid-answer
     as done: a part S3 never got, an object S3 never made (R7.4: an IOException is retried)."""
+
+    unexercised = staticmethod(always)
 
     def __init__(self, task: Any, tp: Any, now: int):
         super().__init__(task, tp, now)
