@@ -428,3 +428,55 @@ def test_every_task_failed_is_quiet_after_the_short_window():
     whose tasks all FAILED is not waited on for the rebalance window a crashed task needs."""
     assert _quiet_after(["FAILED"], stable_s=6) < 4.5
     assert _quiet_after(["FAILED", "RUNNING"], stable_s=6) >= 6
+
+
+def _connect_rest_answering(answers: list[int]):
+    """A Connect REST API stand-in (this tests the client's retry, not Connect) that answers the
+    given statuses in turn, then 204."""
+    import http.server
+    import threading
+    from types import SimpleNamespace
+
+    from adapters.connect.rest import ConnectRest
+
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            seen.append(self.path)
+            code = answers.pop(0) if answers else 204
+            body = json.dumps({"error_code": code, "message": "Cannot complete request momentarily due to stale "
+                                                             "configuration"}).encode() if code != 204 else b""
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    worker = SimpleNamespace(rest_url=f"http://127.0.0.1:{server.server_address[1]}", proc=SimpleNamespace(alive=True))
+    return ConnectRest([worker]), seen, server
+
+
+def test_a_change_answered_409_is_sent_again_until_connect_takes_it():
+    """Connect answers 409 while a rebalance or a config change settles and applies nothing: a
+    task restart sent then is sent again (seen on real 12.1.9: a run ended in ERROR on it)."""
+    rest, seen, server = _connect_rest_answering([409, 409])
+    try:
+        rest.request("POST", "/connectors/c/tasks/0/restart", busy_wait_s=10)
+        assert len(seen) == 3
+        rest2, _, server2 = _connect_rest_answering([409] * 50)
+        try:
+            with pytest.raises(TargetError, match="every worker answered 409 for 2s"):
+                rest2.request("POST", "/connectors/c/tasks/0/restart", busy_wait_s=2)
+            with pytest.raises(TargetError, match="409"):
+                rest2.request("GET", "/connectors/c/status")  # a GET's caller polls: no retry here
+        finally:
+            server2.shutdown()
+    finally:
+        server.shutdown()

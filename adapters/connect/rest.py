@@ -3,6 +3,7 @@ rejected connector config turned into a message that names each property and why
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from typing import Any, Mapping
@@ -24,7 +25,28 @@ class ConnectRest:
     def __init__(self, workers: list[ConnectWorker]):
         self.workers = workers
 
-    def request(self, method: str, path: str, body: Any = None, timeout_s: float = 30) -> Any:
+    def request(self, method: str, path: str, body: Any = None, timeout_s: float = 30,
+                busy_wait_s: float | None = None) -> Any:
+        """Send to each live worker in turn until one answers. Where every worker answered 409
+        (a rebalance under way, or "stale configuration" while a config change settles: Connect
+        applied nothing), try them all again for up to `busy_wait_s` (default 30 s for a change,
+        none for a GET: its callers poll)."""
+        busy_wait_s = busy_wait_s if busy_wait_s is not None else (0.0 if method == "GET" else 30.0)
+        deadline = time.monotonic() + busy_wait_s
+        pause_s = 0.5
+        while True:
+            try:
+                return self._request_once(method, path, body, timeout_s)
+            except ConnectRestError as e:
+                if e.status != 409 or time.monotonic() + pause_s > deadline:
+                    if e.status == 409 and busy_wait_s > 0:
+                        raise TargetError(f"{method} {path}: every worker answered 409 for {busy_wait_s:.0f}s "
+                                          f"(a rebalance or config change that did not settle): {e}") from None
+                    raise
+            time.sleep(pause_s)
+            pause_s = min(pause_s * 2, 4.0)
+
+    def _request_once(self, method: str, path: str, body: Any, timeout_s: float) -> Any:
         last: Exception | None = None
         urls = [w.rest_url for w in self.workers if w.proc is not None and w.proc.alive]
         if not urls:
@@ -51,6 +73,8 @@ class ConnectRest:
                 raise ConnectRestError(e.code, msg, parsed) from None
             except (urllib.error.URLError, OSError) as e:
                 last = e
+        if isinstance(last, ConnectRestError) and last.status == 409:
+            raise last
         raise TargetError(f"{method} {path} failed on every worker: {last}")
 
 
