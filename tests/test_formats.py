@@ -556,3 +556,41 @@ def test_R10_1_a_character_outside_the_bmp_is_written_as_an_escaped_surrogate_pa
     assert JSON.encode([(text, Schema("string", optional=True))], OPTS) == expected
     assert json_record_line({"type": "string", "optional": True}, text, True) == expected
     assert JSON.encode([({text: 1}, None)], OPTS) == b'{' + expected[:-1] + b':1}\n'  # map keys too
+
+
+# a struct without a namespace (a JsonConverter schema named "line") as the value of a map whose
+# keys are not strings: AvroData writes the map as an array of io.confluent.connect.avro.MapEntry
+# records, and Avro's Schema.toString gives "line" `"namespace": ""` inside it; without that a
+# reader puts it in MapEntry's namespace. Real 12.1.9 wrote "line" (ParquetFormat, recorded under
+# examples/user-configs/parquet-json-schemas.json), the model and the Python sink both had
+# io.confluent.connect.avro.line.
+_ORDER_WITH_LINES = {
+    "type": "struct", "name": "order", "optional": False, "fields": [
+        {"field": "seq", "type": "int64", "optional": False},
+        {"field": "by_id", "type": "map", "optional": True, "keys": {"type": "int64", "optional": False},
+         "values": {"type": "struct", "name": "line", "optional": False,
+                    "fields": [{"field": "sku", "type": "string", "optional": False}]}}]}
+
+
+def _value_record_name(shape) -> str:
+    by_id = dict(shape[2])["by_id"]
+    entry = by_id[1][1][1]  # ["union", ["null", ["array", ["record", MapEntry, fields]]]]
+    assert entry[1] == "io.confluent.connect.avro.MapEntry"
+    return dict(entry[2])["value"][1]
+
+
+def test_R10_4_a_struct_without_namespace_inside_a_map_entry_keeps_no_namespace():
+    from reference_impl.connect_data import parse_schema
+    from reference_impl.formats import avro
+
+    model = avro.avro_schema(parse_schema(_ORDER_WITH_LINES))
+    assert _value_record_name(avro.schema_shape(model)) == "line"
+    assert avro.schema_shape(model)[1] == "order"  # the top record has no namespace to leave
+
+
+def test_R10_4_the_python_sink_writes_the_same_namespace_as_avro_does():
+    from adapters.pysink.avrowrite import SchemaBuilder
+    from reference_impl.formats import avro
+
+    built = SchemaBuilder().build(_ORDER_WITH_LINES)
+    assert _value_record_name(avro.schema_shape(built)) == "line"

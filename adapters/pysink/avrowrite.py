@@ -95,6 +95,14 @@ class SchemaBuilder:
         self.index = 0
         self.by_connect: dict[str, Any] = {}  # non-optional Connect schema → its Avro type
         self.named: dict[str, str] = {}  # full name → the Connect schema that defined it
+        self.enclosing: str | None = None  # namespace of the record whose fields are being built
+
+    def _namespace(self, ns: str | None) -> dict[str, str]:
+        # Java's Schema.toString writes `"namespace": ""` for a named type without one inside a
+        # record that has one; leaving it out would make readers put it in the outer namespace
+        if ns:
+            return {"namespace": ns}
+        return {"namespace": ""} if self.enclosing else {}
 
     def build(self, schema: dict | None) -> Any:
         if schema is None:
@@ -138,7 +146,7 @@ class SchemaBuilder:
             ref = self._define(full, _connect_key(schema, optional=False))
             if ref is not None:
                 return self._optional(schema, ref, ignore_optional)
-            base = {"type": "fixed", "name": short, **({"namespace": ns} if ns else {}),
+            base = {"type": "fixed", "name": short, **self._namespace(ns),
                     "size": int(params["connect.fixed.size"])}
             if name == DECIMAL:
                 base["scale"] = int(params.get("scale", "0"))
@@ -154,7 +162,8 @@ class SchemaBuilder:
                 _, short = self._default_name(name)
                 enum_name = params[ENUM]
                 _check_name(enum_name, "enum name")
-                base = {"type": "enum", "name": enum_name, "symbols": symbols}
+                base = {"type": "enum", "name": enum_name,
+                        **(self._namespace(None) if "." not in enum_name else {}), "symbols": symbols}
                 doc = params.get(f"{NAMESPACE}.enum.doc.{short}")
                 if doc is not None:
                     base["doc"] = doc
@@ -175,9 +184,11 @@ class SchemaBuilder:
             else:
                 ns, short = (NAMESPACE, "MapEntry") if name is None else _split(name)
                 full = f"{ns}.{short}" if ns else short
-                entry: Any = {"type": "record", "name": short, **({"namespace": ns} if ns else {}),
-                              "fields": [self._field("key", keys, None),
-                                         self._field("value", schema.get("values") or {}, None)]}
+                entry: Any = {"type": "record", "name": short, **self._namespace(ns)}
+                outer, self.enclosing = self.enclosing, ns or None
+                entry["fields"] = [self._field("key", keys, None),
+                                   self._field("value", schema.get("values") or {}, None)]
+                self.enclosing = outer
                 if name is not None:
                     entry["connect.internal.type"] = "MapEntry"
                 # an entry type equal to one written before is written as its name (Avro's own rule)
@@ -197,15 +208,17 @@ class SchemaBuilder:
             ref = self._define(full, _connect_key(schema, optional=False))
             if ref is not None:
                 return ref
-            base = {"type": "record", "name": short, **({"namespace": ns} if ns else {})}
+            base = {"type": "record", "name": short, **self._namespace(ns)}
             doc = params.get(f"{NAMESPACE}.record.doc")
             if doc is not None:
                 base["doc"] = doc
             fields = []
+            outer, self.enclosing = self.enclosing, ns or None
             for f in schema.get("fields") or []:
                 fname = str(f.get("field"))
                 _check_name(fname, "field name")
                 fields.append(self._field(fname, f, params.get(f"{NAMESPACE}.field.doc.{fname}")))
+            self.enclosing = outer
             base["fields"] = fields
         else:
             raise AvroWriteError(f"DataException: Unknown schema type: {t}")

@@ -126,6 +126,16 @@ class _Names:
         self.count = 0
         self.by_schema: dict[Any, Any] = {}
         self.defined: dict[str, Any] = {}
+        # the namespace of the record whose fields are being written: a named type of no
+        # namespace inside it says `"namespace": ""`, as Avro's Schema.toString writes it
+        # (Name.writeName: "null within non-null"), or a reader gives it the enclosing one
+        self.space: str | None = None
+
+    def namespace_field(self, ns: str) -> dict[str, str]:
+        """The `namespace` a named type carries where the enclosing record's is another."""
+        if ns:
+            return {"namespace": ns}
+        return {"namespace": ""} if self.space else {}
 
     def default_name(self) -> str:
         self.count += 1
@@ -196,7 +206,7 @@ def _base(schema: Schema, names: _Names) -> Any:
         if names.define(full, _key(_required(schema))):
             return full
         ns, short = _split(full)
-        fixed: dict[str, Any] = {"type": "fixed", "name": short, **({"namespace": ns} if ns else {}),
+        fixed: dict[str, Any] = {"type": "fixed", "name": short, **names.namespace_field(ns),
                                  "size": int(schema.params[FIXED_SIZE]), **meta}
         if schema.name == DECIMAL:
             fixed.update(scale=int(schema.params.get("scale", "0")),
@@ -207,6 +217,7 @@ def _base(schema: Schema, names: _Names) -> Any:
         short = (schema.name or names.default_name()).rpartition(".")[2]
         params = schema.params
         enum: dict[str, Any] = {"type": "enum", "name": params[ENUM],
+                                **(names.namespace_field("") if "." not in params[ENUM] else {}),
                                 "symbols": [k[len(ENUM) + 1:] for k, _ in (schema.parameters or ()) if k.startswith(ENUM + ".")]}
         doc, default = params.get(f"{NAMESPACE}.enum.doc.{short}"), params.get(f"{NAMESPACE}.enum.default.{short}")
         if doc is not None:
@@ -229,10 +240,10 @@ def _base(schema: Schema, names: _Names) -> Any:
             return {"type": "map", "values": avro_schema(schema.values, names), **meta}
         full = schema.name or f"{NAMESPACE}.MapEntry"
         ns, short = _split(full)
-        entry: dict[str, Any] = {"type": "record", "name": short, "fields": [
-            _field("key", schema.keys, names), _field("value", schema.values, names)]}
-        if ns:
-            entry["namespace"] = ns
+        entry: dict[str, Any] = {"type": "record", "name": short, **names.namespace_field(ns)}
+        outer, names.space = names.space, ns or None
+        entry["fields"] = [_field("key", schema.keys, names), _field("value", schema.values, names)]
+        names.space = outer
         if schema.name:
             entry["connect.internal.type"] = "MapEntry"
         # an entry type equal to one written before is written as its name (Avro's own rule)
@@ -243,10 +254,10 @@ def _base(schema: Schema, names: _Names) -> Any:
         ns, short = _split(full)
         if names.define(full, _key(_required(schema))):
             return full
-        rec: dict[str, Any] = {"type": "record", "name": short}
-        if ns:
-            rec["namespace"] = ns
+        rec: dict[str, Any] = {"type": "record", "name": short, **names.namespace_field(ns)}
+        outer, names.space = names.space, ns or None
         rec["fields"] = [_field(f.name, f.schema, names) for f in schema.fields]
+        names.space = outer
         rec.update(meta)
         return rec
     raise DataError(f"unsupported Connect type {t}")
