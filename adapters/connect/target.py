@@ -93,10 +93,6 @@ _bucket_seq = itertools.count(1)
 class KafkaConnectTarget(ConnectFaults, ConnectObserving, Target):
     """See the module docstring."""
 
-    # set before start() where the task's start() may fail by design (the runner's start-up rules
-    # on the bucket check, R1.3): a task FAILED at start is then what the run observes, not an error
-    start_may_fail = False
-
     def __init__(self, run_dir: Path | str, *, stack: KafkaStack | None = None,
                  profile: str | None = None, plugin_path: Sequence[Path | str] = (),
                  bucket: str | None = None, sample_interval_s: float = 1.0,

@@ -395,7 +395,7 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             for i in at_start:
                 rule_ids.append(front.add_rule(FaultRule(**fault_steps[i].params)))
                 rule_names.append(str(fault_steps[i].params.get("name", "")))
-            tgt.start_may_fail = True  # type: ignore[attr-defined]
+            tgt.start_may_fail = True
         # a name of its own: on a shared stack a consumer group of an earlier run keeps its offsets
         with timer("start-up"):
             tgt.start({"name": f"sinkcheck-{re.sub(r'[^A-Za-z0-9-]+', '-', scenario.name)[:40]}-{uuid.uuid4().hex[:6]}",
