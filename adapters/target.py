@@ -51,6 +51,11 @@ class Target(abc.ABC):
     number of times, then observe, then stop. `stop` must be safe to call at any point and
     must leave no process or port behind."""
 
+    # set by the runner before start() where the sink's task may fail its own start by design (a
+    # rule on the start-up bucket check, R1.3): a task FAILED at start is then what the run
+    # observes, and start() returns once the start has settled either way
+    start_may_fail: bool = False
+
     @abc.abstractmethod
     def start(self, connector_config: Mapping[str, Any], topics: Mapping[str, int]) -> None:
         """Create the topics (name -> partition count) and start the sink with this config."""

@@ -313,6 +313,9 @@ def failure_block(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
             if w.expected is not None or w.observed is not None:
                 lines.append(f"        expected: {json.dumps(w.expected, default=str)[:200]}")
                 lines.append(f"        observed: {json.dumps(w.observed, default=str)[:200]}")
+    startup = getattr(result, "startup", None)
+    if startup is not None:  # R1.3: the release's start() beside the sink's (conformance.judging.startup)
+        lines.append(f"  {startup.line()}")
     fired = [f"{f.kind} {'fired' if f.fired else 'NEVER FIRED'} {f.detail}" for f in result.observation.faults]
     if fired:
         lines.append("  faults: " + "; ".join(fired))

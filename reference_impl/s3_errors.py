@@ -28,10 +28,31 @@ the AWS SDKs it bundles:
   "Unexpected state - Contradicting response": a ConnectException, the task dies.
 * A failed AbortMultipartUpload is logged and ignored (v10.6.18 S3OutputStream.java:368-375,
   v12.1.9 S3OutputStream.java:407-419).
-* At start the task checks the bucket (v12.1.9 S3SinkTask.java:117, S3FileUtils.java:38-60:
-  HeadBucket; 403 and 301 count as there, 404 fails the start with "Non-existent S3 bucket", any
-  other answer is thrown from start()). SDK v1 (v10.6.18 S3Storage.java:185-187) asks
-  `doesBucketExistV2`, a GetBucketAcl: a rule on HeadBucket never fires there.
+* At start the task checks its bucket (R1.3, `start_up` below; the bytecode of the released jars
+  was read, javap -c -l, for the lines):
+  - 11.0.0 on (SDK v2; v12.1.9 S3SinkTask.java:117-118, S3Storage.java:211, S3FileUtils.java:39-58,
+    the same in 11.0.1, 11.0.7 and 12.0.7): one HeadBucket. An AwsServiceException with status 301
+    or 403, whatever its code, counts as the bucket being there (S3FileUtils.java:48-52, logged as
+    "Bucket {} exists, but not in this region or we don't have permissions to it."); 404 is "no
+    bucket" (:54-56) and start() throws ConnectException("Non-existent S3 bucket: <bucket>")
+    (S3SinkTask.java:117-118); any other answer the client does not retry is rethrown (:58) and
+    start() wraps it, an SdkException, in a ConnectException (S3SinkTask.java:144-145).
+  - Before 11.0.0 (SDK v1; v10.6.18 S3SinkTask.java:117-118 and :144-145 with
+    AmazonClientException, S3Storage.java:186): `AmazonS3.doesBucketExistV2`, a GetBucketAcl, not a
+    HeadBucket (aws-java-sdk-s3 1.12.779 AmazonS3Client.java:1455-1467): status 301, or the code
+    AccessDenied (any status), counts as there; 404 is "no bucket"; anything else is thrown, so a
+    403 with another code (ExpiredToken, InvalidAccessKeyId) fails the start where 11.0.0 on goes on.
+  - Neither client follows a redirect (both build their Apache client with
+    disableRedirectHandling): a 301 PermanentRedirect (a bucket in another region) reaches the
+    code above as an error. SDK v1 keeps its x-amz-bucket-region in a cache it reads only for a
+    client without a region of its own (AmazonS3Client.java:5607-5620, bucketRegionShouldBeCached);
+    the connector names its region, so the writes that follow go where they went.
+  - The client retries first (`client_retries`): one answer it retries never reaches the check;
+    the same answer to every attempt (a bucket that is missing stays missing) runs the retries out
+    and is thrown, so start() fails.
+  The shared spec's R1.3 ("a HEAD on the bucket returns 404 ... a 403 or 301 counts as bucket
+  exists") holds for 11.0.0 on; it says nothing of SDK v1's GetBucketAcl, its 403 AccessDenied-only
+  reading, or the other answers that fail the start.
 """
 from __future__ import annotations
 
@@ -124,11 +145,10 @@ def one_answer(version: tuple[int, ...] | None, operation: str, action: str, sta
                                          "(S3OutputStream.fileExists): FileExistsException")
         if status == 404:
             return Handling(KILLS_TASK, "a HEAD that finds no key after a 412: 'Contradicting response' (R8.2)")
-    if operation == "HeadBucket":
-        if status in (301, 403):
-            return Handling(IGNORED, f"{status} on HeadBucket counts as the bucket being there (S3FileUtils)")
-        return Handling(KILLS_TASK, f"{status} {code} on the start-up HeadBucket fails the task's start "
-                                    "(S3SinkTask.start)")
+    if operation in STARTUP_OPERATIONS:
+        # asked only at start (R1.3): one answer, the client's retry above aside
+        s = start_up(version, status, code, every_answer=False)
+        return Handling(IGNORED if s.starts else KILLS_TASK, s.why)
     if operation == "CompleteMultipartUpload" and conditional and (status == 412 or code == "PreconditionFailed"):
         if object_there:
             return Handling(FILE_EXISTS, "412 on a conditional Complete, the HEAD finds the key: FileExistsException, "
@@ -137,3 +157,74 @@ def one_answer(version: tuple[int, ...] | None, operation: str, action: str, sta
                                     "conditional upload and file exists call' (R8.2)")
     return Handling(KILLS_TASK, f"{status} {code} on {operation}: not retriable by the {sdk} default condition, "
                                 "a ConnectException (R7.4)")
+
+
+# --- R1.3: the bucket check of a task's start() ---------------------------------------------------
+
+STARTUP_RULE = "R1.3"
+# the calls a release checks its bucket with at start: HeadBucket (SDK v2), GetBucketAcl (SDK v1)
+STARTUP_OPERATIONS = ("HeadBucket", "GetBucketAcl")
+NON_EXISTENT = "Non-existent S3 bucket"  # the start of start()'s message for a 404 (S3SinkTask.java:118)
+
+
+def startup_operation(version: tuple[int, ...] | None) -> str:
+    """The call the release's start() checks its bucket with (R1.3)."""
+    return "HeadBucket" if sdk_v2(version) else "GetBucketAcl"
+
+
+@dataclass(frozen=True)
+class StartUp:
+    """What a task's start() makes of the answer to its bucket check (R1.3)."""
+
+    starts: bool  # the bucket is taken as there and the task goes on to write
+    operation: str  # the call the release makes (startup_operation)
+    why: str  # the reading, with the source that says so
+    refusal: str = ""  # where it does not start: what start() throws
+
+    @property
+    def rule(self) -> str:
+        return STARTUP_RULE
+
+
+def start_up(version: tuple[int, ...] | None, status: int, code: str = "", bucket: str = "<bucket>",
+             action: str = "fail", *, every_answer: bool = True) -> StartUp:
+    """R1.3: whether a task of this release starts when its bucket check is answered with
+    `status` and `code` (`action` as the fault rules name it). `every_answer`: the store gives
+    the same answer to each attempt (a missing bucket stays missing), so a status the client
+    retries runs its retries out; else one answer, which a retry gets past."""
+    v2 = sdk_v2(version)
+    sdk = "SDK v2" if v2 else "SDK v1"
+    op = startup_operation(version)
+
+    def refused(why: str, refusal: str) -> StartUp:
+        return StartUp(False, op, why, refusal)
+
+    if action != "fail" and action not in CONNECTION_ACTIONS:
+        # a late answer is an answer; S3 puts an error inside a 200 only in a Complete's answer
+        return StartUp(True, op, f"a {action} answer to {op} is an answer: the check goes on")
+    if action in CONNECTION_ACTIONS or client_retries(status, code, v2):
+        what = "a broken connection" if action in CONNECTION_ACTIONS else f"{status} {code}".strip()
+        if not every_answer:
+            return StartUp(True, op, f"{what} on {op}: retried by the {sdk} client, the retry answers (R7.3)")
+        return refused(f"{what} to every {op}: the {sdk} client's retries run out and the exception reaches "
+                       "start(), which throws it as a ConnectException (S3SinkTask.java:144-145)",
+                       f"ConnectException: {what} on {op}")
+    if status == 301:
+        return StartUp(True, op, f"301 on {op} (a bucket in another region) counts as the bucket being there ("
+                                 + ("S3FileUtils.java:48-52" if v2 else "AmazonS3Client.doesBucketExistV2, "
+                                    "1.12.779 AmazonS3Client.java:1461-1462") + "); the writes go where they went")
+    if v2 and status == 403:
+        return StartUp(True, op, f"403 {code} on HeadBucket counts as the bucket being there (S3FileUtils.java:48-52: "
+                                 "any 403, the credentials may write without heading it)")
+    if not v2 and code == "AccessDenied":
+        return StartUp(True, op, f"{status} AccessDenied on GetBucketAcl counts as the bucket being there "
+                                 "(AmazonS3Client.java:1461-1462: the code AccessDenied, not the status)")
+    if status == 404:
+        return refused(f"404 {code} on {op}: no bucket ("
+                       + ("S3FileUtils.java:54-56" if v2 else "AmazonS3Client.java:1464-1465")
+                       + "), and start() fails with 'Non-existent S3 bucket' (S3SinkTask.java:117-118)",
+                       f"{NON_EXISTENT}: {bucket}")
+    return refused(f"{status} {code} on {op}: neither there nor missing to the check, so it is thrown ("
+                   + ("S3FileUtils.java:58" if v2 else "AmazonS3Client.java:1467, a 403 other than AccessDenied "
+                      "among them") + ") and start() throws it as a ConnectException (S3SinkTask.java:144-145)",
+                   f"ConnectException: {status} {code} on {op}")

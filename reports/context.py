@@ -222,6 +222,9 @@ def entry(result: Any, ctx: ReportContext) -> dict[str, Any]:
         "status": result.status,
         # why the run tested nothing (no object to compare): its pass is unknown
         "untested": getattr(result, "untested", None),
+        # where a rule answered the bucket check of the task's start (R1.3): the release's start() and
+        # the sink's (conformance.judging.startup); None for every other run
+        "startup": result.startup.to_json() if getattr(result, "startup", None) is not None else None,
         "claim": {"name": result.claim.name, "properties": sorted(result.claim.properties),
                   "naming": result.claim.naming, "reasons": list(result.claim.reasons)},
         "seed": sc.seed,

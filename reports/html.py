@@ -317,6 +317,16 @@ def _translation(e: dict[str, Any]) -> str:
             f'<pre class="steps">{escape(chr(10).join(lines))}</pre></details>')
 
 
+def _startup(startup: dict[str, Any] | None) -> str:
+    """The run's start-up verdict (R1.3), where a rule answered the task's bucket check: what its
+    release's start() does with the answer, and whether the sink did the same."""
+    if not startup:
+        return ""
+    line = startup["line"].removeprefix("start-up: ")
+    return (f'<p class="startup">{_badge("pass" if startup["ok"] else "fail")} <b>start-up</b>: {escape(line)}'
+            f'<br><small class="muted">{escape(startup["why"])}</small></p>')
+
+
 def _runs(entries: list[dict[str, Any]]) -> str:
     out = ['<div class="filters">show: ' + "".join(
         f'<button type="button" onclick="filterRuns(\'{s}\')">{s}</button>' for s in ("all", "fail", "unknown", "pass")) + "</div>"]
@@ -327,6 +337,7 @@ def _runs(entries: list[dict[str, Any]]) -> str:
                    f'<b>{escape(e["scenario"])}</b> on {escape(e["target"])} · {e["records"]} records · '
                    f'{e["wall_s"]:.2f}s · {escape(e["origin"])}</summary>{_accepted(e.get("accepted_known_bug"))}<p>{vs}</p>'
                    + (f'<p><b>tested nothing</b>: {escape(e["untested"])}</p>' if e.get("untested") else "")
+                   + _startup(e.get("startup"))
                    + (f'<p class="muted">{escape(e["topic_mapping"])}</p>' if e.get("topic_mapping") else "") +
                    f'{timeline_svg(e["timeline"], f"timeline-{i}")}'
                    f'<p class="muted">config: {escape(e["config_summary"])}</p>{_translation(e)}'

@@ -327,7 +327,11 @@ def test_a_rebalance_callbacks_error_reaches_the_task_as_an_exception():
 
     settings = SinkSettings.from_config({"flush.size": "1", "s3.bucket.name": "b",
                                          "format.class": "io.confluent.connect.s3.format.json.JsonFormat"})
-    sink = KafkaSink("127.0.0.1:1", None, settings, group="g", topics=["t"])
+    from adapters.s3.memory import MemoryS3, MemoryS3Client
+
+    store = MemoryS3(clock=lambda: 0)
+    store.create_bucket(Bucket="b")  # the task's start checks its bucket before its first poll (R1.3)
+    sink = KafkaSink("127.0.0.1:1", MemoryS3Client(store), settings, group="g", topics=["t"])
     sink.consumer = ScriptedConsumer(sink._guarded(sink._on_assign))
     with pytest.raises(KafkaException):
         sink.poll_once()

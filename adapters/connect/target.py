@@ -213,7 +213,7 @@ class KafkaConnectTarget(ConnectFaults, ConnectObserving, Target):
         self.topics.update(topics)
         self.config = cfg
         self._submit_config(cfg)
-        self.wait_running(self.running_timeout_s)
+        self.wait_running(self.running_timeout_s, failed_ok=self.start_may_fail)
         self._start_sampler()
 
     def _start_registry(self, cfg: Mapping[str, str], stack: KafkaStack) -> str | None:
@@ -294,14 +294,18 @@ class KafkaConnectTarget(ConnectFaults, ConnectObserving, Target):
     def status(self) -> dict[str, Any]:
         return self.rest.request("GET", f"/connectors/{urllib.parse.quote(self.name)}/status")
 
-    def wait_running(self, timeout_s: float) -> dict[str, Any]:
-        """Wait until the connector and all its tasks are RUNNING; raise on FAILED."""
+    def wait_running(self, timeout_s: float, failed_ok: bool = False) -> dict[str, Any]:
+        """Wait until the connector and all its tasks are RUNNING; raise on FAILED. `failed_ok`:
+        a task FAILED (its start() refused, the connector RUNNING) is a start that went through."""
 
         def ready():
             st = self.status()
             states = [st["connector"]["state"]] + [t["state"] for t in st.get("tasks", [])]
             failed = [t for t in [st["connector"], *st.get("tasks", [])]
                       if t.get("state") == "FAILED"]
+            if failed and failed_ok and st["connector"]["state"] == "RUNNING" and all(
+                    s in ("RUNNING", "FAILED") for s in states):
+                return st
             if failed:
                 raise _Failed(failed[0].get("trace", "")[:3000])
             return st if st.get("tasks") and all(s == "RUNNING" for s in states) else None

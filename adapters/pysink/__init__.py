@@ -73,4 +73,5 @@ VARIANTS: dict[str, str] = {
     "throttling-fatal": "takes a 429 Too Many Requests as fatal, where S3 clients retry throttling (R7.3)",
     "request-timeout-on-part-fatal": "takes a 400 RequestTimeout on UploadPart as fatal, where S3 clients retry it (R7.3)",
     "reset-as-success": "takes an UploadPart or Complete whose connection was reset mid-exchange as done (R7.4)",
+    "bucket-check-strict": "fails its start on a 301 or a 403 to its bucket check, where the connector takes the bucket as there (R1.3)",
 }

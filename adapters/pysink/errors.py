@@ -32,6 +32,14 @@ class FileExists(Retriable):
     object there is never overwritten; put() rewinds past it (R1.5)."""
 
 
+def s3_status(e: BaseException) -> int:
+    """The HTTP status of an S3 error answer (a botocore ClientError); 0 for anything else."""
+    response = getattr(e, "response", None)
+    if not isinstance(response, dict):
+        return 0
+    return int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+
+
 def precondition_failed(e: BaseException) -> bool:
     """S3's answer to If-None-Match on a key that exists: a 412, or PreconditionFailed inside a 200."""
     try:

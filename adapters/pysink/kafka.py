@@ -125,6 +125,7 @@ class KafkaSink(SinkInstance):
     def poll_once(self) -> None:
         from confluent_kafka import TopicPartition
 
+        self.start_task()
         if self.consumer is None:
             self._connect()
         self.was_paused = False

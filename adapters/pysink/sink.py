@@ -14,8 +14,9 @@ Layers, as in Kafka Connect, one module each:
   (R12.3, R6.7). Time-based partitioners take Wallclock, Record or RecordField time (R6.5,
   adapters/pysink/timestamps.py). There is no DLQ: every DataException stops the task (R13
   without a reporter).
-* `SinkTask` (here): `open`/`put`/`pre_commit`/`close` over writers; the null policy (R12); a
-  retriable S3 error drops the writer and rewinds to the first uncommitted record (R1.5).
+* `SinkTask` (here): `start` (the bucket check, R1.3), `open`/`put`/`pre_commit`/`close` over
+  writers; the null policy (R12); a retriable S3 error drops the writer and rewinds to the first
+  uncommitted record (R1.5).
 * `SinkInstance` (here): the consumer side that calls `put` with each poll's batch (empty
   batches too, so scheduled rotation fires) and commits what `pre_commit` hands back. Two
   sources: `InProcessSink` here (an `InProcessLog`), `KafkaSink` in adapters/pysink/kafka.py (a
@@ -35,7 +36,8 @@ import time
 from typing import Any, Callable
 
 from adapters.pysink.encoding import convert
-from adapters.pysink.errors import Fenced, Killed, Retriable, SinkConfigError, Stopped, TaskFailed, is_retriable
+from adapters.pysink.errors import (Fenced, Killed, Retriable, SinkConfigError, Stopped, TaskFailed, is_retriable,
+                                    s3_status)
 from adapters.pysink.log import TP, InProcessLog, LogRecord
 from adapters.pysink.settings import MIN_PART, SinkSettings
 from adapters.pysink.writer import Writer
@@ -46,6 +48,10 @@ __all__ = ["Clock", "wall_clock", "ManualClock", "SinkTask", "SinkInstance", "In
            "is_retriable"]
 
 Clock = Callable[[], int]
+
+# the attempts the bucket check gets where S3's answer is one an S3 client retries (a 5xx, a
+# throttle, a broken connection): the AWS SDK v2's three (s3.part.retries' default)
+START_ATTEMPTS = 3
 
 
 def wall_clock() -> int:
@@ -83,6 +89,37 @@ class SinkTask:
         self.instance, self.settings, self.scratch = instance, settings, scratch
         self.writers: dict[TP, Writer] = {}
         self.rng = random.Random(0)
+
+    def start(self) -> None:
+        """R1.3: before its first record the task checks its bucket with a HeadBucket. The answer
+        decides (`bucket_answer`): the bucket there, missing (the start fails, "Non-existent S3
+        bucket"), or an error the start fails on, after the attempts an S3 client gives an answer
+        it retries."""
+        bucket = self.settings.bucket
+        for attempt in range(1, START_ATTEMPTS + 1):
+            try:
+                self.instance.s3("head_bucket", Bucket=bucket)
+                return
+            except (Killed, Fenced):
+                raise
+            except Exception as e:  # noqa: BLE001 - S3's answer, read below
+                answer = self.bucket_answer(s3_status(e))
+                if answer == "there":
+                    self.instance.journal_event("start-up", f"bucket {bucket} taken as there: {str(e)[:160]}")
+                    return
+                if answer == "missing":
+                    raise TaskFailed(f"Non-existent S3 bucket: {bucket}") from e
+                if is_retriable(e) and attempt < START_ATTEMPTS:
+                    continue
+                raise TaskFailed(f"checking bucket {bucket}: {type(e).__name__}: {e}") from e
+
+    def bucket_answer(self, status: int) -> str:
+        """What an error answer to the bucket check says: "there" for a 301 (the bucket is in
+        another region, the writes go where they go) or a 403 (credentials that may write but not
+        head it), "missing" for a 404, else "error"."""
+        if status in (301, 403):
+            return "there"
+        return "missing" if status == 404 else "error"
 
     def open(self, tps: list[TP], now: int) -> None:
         for tp in tps:
@@ -197,6 +234,7 @@ class SinkInstance:
         self.task = task_class(self, settings, self.scratch)
         self.thread: threading.Thread | None = None
         self.turns: Any = None  # a simulation's scheduler pacing the loop (start)
+        self.task_started = False  # the task's start() ran (start_task)
         self._jlock = threading.Lock()
 
     # -- journal (tests and reports read it) --
@@ -254,6 +292,13 @@ class SinkInstance:
 
     def resume(self) -> None:
         self.running.set()
+
+    def start_task(self) -> None:
+        """The task's start() (its bucket check, R1.3), once, before the instance's first poll:
+        Connect starts a task before it polls for it. A start that fails fails the instance."""
+        if not self.task_started:
+            self.task_started = True
+            self.task.start()
 
     # -- to implement --
     def commit_offsets(self, offsets: dict[TP, int]) -> None:
@@ -361,6 +406,7 @@ class InProcessSink(SinkInstance):
     def poll_once(self) -> None:
         """One poll: read a batch from every partition (maybe empty), put() it at clock(),
         rewind after retriable errors, then commit what pre_commit hands back."""
+        self.start_task()
         if self.was_paused:
             self.was_paused = False
             if self.fenced():

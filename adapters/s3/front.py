@@ -238,7 +238,8 @@ class S3FaultFront(FaultRules):
                 body.drain()
                 status = st.rule.status if action == "fail" else 200
                 firing.until_ms = _now_ms()
-                self._send_error(h, status, st.rule.error_code(), req, before=lambda: record(status))
+                self._send_error(h, status, st.rule.error_code(), req, before=lambda: record(status),
+                                 region=st.rule.bucket_region() if action == "fail" else None)
                 return
             spooled: BinaryIO | None = None
             if st is not None and action in ("delay", "hang"):
@@ -266,7 +267,8 @@ class S3FaultFront(FaultRules):
                     resp.read()  # applied upstream, whatever S3 said; the client hears of an error
                     firing.until_ms = _now_ms()
                     status = 200 if action == "error-200" else st.rule.status
-                    self._send_error(h, status, st.rule.error_code(), req, before=lambda: record(status))
+                    self._send_error(h, status, st.rule.error_code(), req, before=lambda: record(status),
+                                     region=st.rule.bucket_region() if action == "fail" else None)
                     return
                 if st is not None and action in ("reset", "stall"):
                     head, data = self._serialized(h, resp)  # applied upstream in full
@@ -419,19 +421,24 @@ class S3FaultFront(FaultRules):
 
     @staticmethod
     def _send_error(h: BaseHTTPRequestHandler, status: int, code: str, req: S3Request,
-                    message: str | None = None, before: Any = None) -> None:
+                    message: str | None = None, before: Any = None, region: str | None = None) -> None:
         """An S3 error body as S3 writes it (its message for the code; the request id names
-        the front, so a log shows where the error came from)."""
+        the front, so a log shows where the error came from). `region`: a 301 PermanentRedirect's,
+        which S3 names in x-amz-bucket-region and in the endpoint the body gives."""
         message = message or S3_MESSAGES.get(code, f"{code} (injected by the sinkcheck S3 fault front)")
         resource = "/" + req.bucket + (f"/{req.key}" if req.key else "")
+        where = (f"<Bucket>{escape(req.bucket)}</Bucket>"
+                 f"<Endpoint>{escape(req.bucket)}.s3.{escape(region)}.amazonaws.com</Endpoint>") if region else ""
         body = ('<?xml version="1.0" encoding="UTF-8"?>\n'
-                f"<Error><Code>{escape(code)}</Code><Message>{escape(message)}</Message>"
+                f"<Error><Code>{escape(code)}</Code><Message>{escape(message)}</Message>{where}"
                 f"<Resource>{escape(resource)}</Resource><RequestId>sinkcheck-s3front</RequestId>"
                 "<HostId>sinkcheck</HostId></Error>").encode()
         h._s3front_sent = True  # type: ignore[attr-defined]
         h.send_response(status)
         h.send_header("Content-Type", "application/xml")
         h.send_header("x-amz-request-id", "sinkcheck-s3front")
+        if region:
+            h.send_header("x-amz-bucket-region", region)
         h.send_header("Content-Length", str(len(body)))
         if before is not None:
             before()

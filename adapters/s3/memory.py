@@ -35,11 +35,14 @@ from adapters.s3.rules import S3_MESSAGES, FaultRules, S3Request
 MIN_PART = 5 * 1024 * 1024
 
 
-def _error(op: str, status: int, code: str, message: str = "") -> Exception:
+def _error(op: str, status: int, code: str, message: str = "", region: str | None = None) -> Exception:
+    """S3's error answer as botocore raises it; `region`: a 301's x-amz-bucket-region."""
     from botocore.exceptions import ClientError
 
-    return ClientError({"Error": {"Code": code, "Message": message or code},
-                        "ResponseMetadata": {"HTTPStatusCode": status}}, op)
+    meta: dict[str, Any] = {"HTTPStatusCode": status}
+    if region:
+        meta["HTTPHeaders"] = {"x-amz-bucket-region": region}
+    return ClientError({"Error": {"Code": code, "Message": message or code}, "ResponseMetadata": meta}, op)
 
 
 def _dropped() -> Exception:
@@ -130,7 +133,8 @@ class MemoryS3(FaultRules):
                 self.uploads.pop(upload_id, None)
                 self.changes += 1
             firing.until_ms = self.clock()
-            raise _error(op, int(rule.status), rule.error_code(), S3_MESSAGES.get(rule.error_code(), ""))
+            raise _error(op, int(rule.status), rule.error_code(), S3_MESSAGES.get(rule.error_code(), ""),
+                         rule.bucket_region())
         if rule.action == "reset":
             if rule.forward:
                 apply()
@@ -236,6 +240,12 @@ class MemoryS3Client:
                 raise _error("HeadBucket", 404, "404")
             return {}
         return self._call("HeadBucket", Bucket, None, None, None, apply)
+
+    def get_bucket_acl(self, Bucket: str, **kw: Any) -> dict:  # noqa: N803
+        def apply() -> dict:
+            self.store._bucket("GetBucketAcl", Bucket)
+            return {"Owner": {"ID": "sinkcheck"}, "Grants": []}
+        return self._call("GetBucketAcl", Bucket, None, None, None, apply)
 
     def list_multipart_uploads(self, Bucket: str, **kw: Any) -> dict:  # noqa: N803
         return self.store.list_multipart_uploads(Bucket=Bucket)

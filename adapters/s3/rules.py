@@ -26,7 +26,7 @@ ACTIONS = ("fail", "delay", "hang", "drop-response", "error-200", "reset", "stal
 ERROR_CODES = {500: "InternalError", 503: "SlowDown", 404: "NoSuchKey", 403: "AccessDenied",
                412: "PreconditionFailed", 400: "BadRequest", 409: "OperationAborted",
                501: "NotImplemented", 502: "BadGateway", 504: "GatewayTimeout", 408: "RequestTimeout",
-               429: "SlowDown", 416: "InvalidRange", 411: "MissingContentLength"}
+               429: "SlowDown", 416: "InvalidRange", 411: "MissingContentLength", 301: "PermanentRedirect"}
 # The answers S3 and S3-compatible stores give in production (issue 34), as (status, code): what
 # the generator draws and the coverage table counts. 429 is what S3-compatible stores (and S3
 # behind some gateways) answer a throttled client; S3 itself says 503 SlowDown.
@@ -40,9 +40,13 @@ S3_STATUSES: tuple[tuple[int, str], ...] = (
     (500, "InternalError"), (501, "NotImplemented"), (502, "BadGateway"), (504, "GatewayTimeout"),
 )
 # the operations a sink makes (Confluent's: the multipart ones, HeadObject after a 412, HeadBucket
-# at start on SDK v2; Aiven, Lenses and Camel: PutObject, ListObjectsV2, GetObject)
+# at start on SDK v2 and GetBucketAcl on SDK v1; Aiven, Lenses and Camel: PutObject, ListObjectsV2,
+# GetObject)
 S3_OPERATIONS = ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "AbortMultipartUpload",
-                 "PutObject", "HeadBucket", "HeadObject", "ListObjectsV2", "GetObject")
+                 "PutObject", "HeadBucket", "GetBucketAcl", "HeadObject", "ListObjectsV2", "GetObject")
+# where a 301 PermanentRedirect says the bucket lives when its rule names no region: one no sink's
+# config here names (the harness's S3 is us-east-1, Confluent's default us-west-2)
+OTHER_REGION = "ap-southeast-2"
 # what a "fail" rule does to S3 before it answers: nothing (""), apply the request first
 # ("applied": a 412 with the object there, an error after the write), or abort the request's
 # multipart upload first ("aborted": a NoSuchUpload after an abort or a lifecycle rule)
@@ -70,6 +74,8 @@ S3_MESSAGES = {"InternalError": "We encountered an internal error. Please try ag
                "NoSuchUpload": "The specified upload does not exist. The upload ID may be invalid, or the upload "
                                "may have been aborted or completed.",
                "NoSuchBucket": "The specified bucket does not exist",
+               "PermanentRedirect": "The bucket you are attempting to access must be addressed using the "
+                                    "specified endpoint. Please send all future requests to this endpoint.",
                "NoSuchKey": "The specified key does not exist.",
                "ConditionalRequestConflict": "The conditional request cannot succeed due to a conflicting "
                                              "operation against this resource.",
@@ -121,7 +127,9 @@ def classify(method: str, path: str, headers: Mapping[str, str] | None = None) -
         op = "ListBuckets" if method == "GET" else "Other"
     elif key is None:
         if method == "GET":
-            if "uploads" in q:
+            if "acl" in q:
+                op = "GetBucketAcl"  # the AWS SDK v1's doesBucketExistV2
+            elif "uploads" in q:
                 op = "ListMultipartUploads"
             elif q.get("list-type", [""])[0] == "2":
                 op = "ListObjectsV2"
@@ -173,6 +181,9 @@ class FaultRule:
     forward: bool = True
     # for "fail": what S3 is made to do before the answer (STATES)
     state: str = ""
+    # for a "fail" with status 301 (PermanentRedirect): the region the bucket is in, which S3 names
+    # in the answer's x-amz-bucket-region header (OTHER_REGION when not given)
+    region: str | None = None
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
@@ -199,6 +210,10 @@ class FaultRule:
         if self.part_number is not None and r.part_number != self.part_number:
             return False
         return True
+
+    def bucket_region(self) -> str | None:
+        """The x-amz-bucket-region S3 sends with this rule's answer: a 301 names the bucket's region."""
+        return (self.region or OTHER_REGION) if self.action == "fail" and int(self.status) == 301 else None
 
     def error_code(self) -> str:
         if self.code:

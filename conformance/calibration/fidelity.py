@@ -30,6 +30,7 @@ from adapters.observation import (BucketSample, FaultEvent, Observation, OffsetS
 from conformance.inputs import wire
 from conformance.judging.checks.run import run_checks
 from conformance.judging.claims import claims_for_values
+from conformance.judging.startup import startup_verdict
 from conformance.judging.untested import untested_reason
 from conformance.inputs.scenario import Scenario
 from conformance.inputs.targets import target_kind, worker_converters
@@ -244,7 +245,7 @@ def replay(fixture: dict[str, Any]) -> Replay:
                       sent=sent if sent != dict(scenario.connector) else {})
     verdicts = run_checks(data)
     return Replay(fixture, verdicts, RunResult(scenario, spec, claim, obs, data.expectation, verdicts, 0.0, Path("."),
-                                               untested=untested_reason(data)))
+                                               untested=untested_reason(data), startup=startup_verdict(data)))
 
 
 def sent_config(fixture: dict[str, Any], scenario: Scenario) -> dict[str, str]:

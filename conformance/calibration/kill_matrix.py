@@ -70,6 +70,7 @@ AIMED: dict[str, tuple[str, ...]] = {
     "throttling-fatal": ("s3-429-on-part", "s3-429-on-complete"),
     "request-timeout-on-part-fatal": ("s3-request-timeout-on-part", "s3-request-timeout-on-a-later-part"),
     "reset-as-success": ("s3-reset-mid-complete", "s3-reset-mid-part"),
+    "bucket-check-strict": ("startup-bucket-head-forbidden", "startup-bucket-in-another-region"),
 }
 
 

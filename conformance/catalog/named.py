@@ -17,7 +17,7 @@ from conformance.catalog.iceberg import ICEBERG_OWN
 from conformance.catalog.inputs import INPUT_SCENARIOS
 from conformance.catalog.lenses import LENSES_OWN
 from conformance.catalog.rebalance import REBALANCE_SHAPES
-from conformance.catalog.s3_statuses import S3_KNOWN_BUG_SCENARIOS, S3_STATUS_SCENARIOS
+from conformance.catalog.s3_statuses import S3_KNOWN_BUG_SCENARIOS, S3_STATUS_SCENARIOS, STARTUP_SCENARIOS
 from conformance.catalog.time_edges import time_edge_scenarios
 from conformance.inputs.scenario import FaultStep, Scenario
 
@@ -490,6 +490,7 @@ KILL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     **SPACE_SCENARIOS,
     **EVOLUTION_SCENARIOS,
     **S3_STATUS_SCENARIOS,  # last: only the variants not yet killed twice play them
+    **STARTUP_SCENARIOS,
 }
 
 # the process faults a deployment sees besides crashes and zombies (#487, R1.7/R1.8)
@@ -512,7 +513,8 @@ KNOWN_BUG_SCENARIOS: dict[str, Callable[[], Scenario]] = {
 # then the process faults
 # (schema.compatibility is Confluent's: its scenarios are played where it is read, CONNECTOR_OWN)
 SUITE: dict[str, Callable[[], Scenario]] = {**NAMED, **{k: v for k, v in KILL_SCENARIOS.items()
-                                                        if k not in NAMED and k not in EVOLUTION_SCENARIOS},
+                                                        if k not in NAMED and k not in EVOLUTION_SCENARIOS
+                                                        and k not in STARTUP_SCENARIOS},
                                             **PROCESS_FAULTS, **KNOWN_BUG_SCENARIOS}
 
 
@@ -548,8 +550,9 @@ CONNECTOR_OWN: dict[str, dict[str, Callable[[], Scenario]]] = {
     "iceberg": ICEBERG_OWN,
     # the gate plays it between any two versions; a run plays it on Confluent's connector (R3.9's bug)
     "confluent": {"tombstones-with-record-time-rotation": tombstones_with_record_time_rotation, **SCHEMALESS_AVRO,
-                  **EVOLUTION_SCENARIOS, **PROTOBUF_SCENARIOS},
-    "pysink": {**SCHEMALESS_AVRO, **EVOLUTION_SCENARIOS, **PROTOBUF_SCENARIOS},
+                  **EVOLUTION_SCENARIOS, **PROTOBUF_SCENARIOS, **STARTUP_SCENARIOS},
+    # the start-up check (R1.3) is Confluent's start(), which the Python sink follows
+    "pysink": {**SCHEMALESS_AVRO, **EVOLUTION_SCENARIOS, **PROTOBUF_SCENARIOS, **STARTUP_SCENARIOS},
     "aiven": AIVEN_OWN,
     "lenses": LENSES_OWN,
 }

@@ -117,6 +117,8 @@ POINTS: dict[str, tuple[str, ...]] = {
                        "s3-no-such-upload-on-complete", "s3-no-such-upload-on-part",
                        "s3-request-timeout-on-a-later-part", "s3-request-timeout-on-part", "s3-reset-mid-complete",
                        "s3-reset-mid-part", "s3-signature-mismatch-on-part", "s3-stalled-complete-answer")},
+    # the start-up bucket check (R1.3): any config's task starts with it
+    **{n: () for n in ("startup-bucket-missing", "startup-bucket-head-forbidden", "startup-bucket-in-another-region")},
     # schema evolution through AvroConverter alone (enums, unions, the record's doc)
     "evolution-record-doc-avro": ("avro-converter", "same:schema.compatibility"),
     "evolution-enum-symbol-dropped-avro": ("avro-converter", "same:schema.compatibility"),

@@ -2,7 +2,11 @@
 broken connection on one of the sink's calls, after a first file is committed, so the run has
 objects to judge whatever the answer does to the task. What each release does with the answer is
 the model's (reference_impl.s3_errors); the claims say which properties a task that dies where
-its release documents it keeps (no-loss, commit-safety) and which it does not (liveness)."""
+its release documents it keeps (no-loss, commit-safety) and which it does not (liveness).
+
+The start-up scenarios answer the bucket check a task's start() makes (R1.3) instead: there the
+release's answer is the task's start-up verdict (conformance.judging.startup), and a task that
+dies at start where its release refuses the bucket keeps every claim."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -154,6 +158,47 @@ S3_STATUS_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "s3-stalled-complete-answer": stalled_complete_answer,
     "s3-signature-mismatch-on-part": signature_mismatch_on_part,
     "s3-access-denied-on-complete": access_denied_on_complete,
+}
+
+
+# --- the start-up check (R1.3) ------------------------------------------------------------------
+
+def _at_start(name: str, status: int, code: str, **more: Any) -> Scenario:
+    """`status` `code` to every bucket check of a task's start() (a rule armed before the sink
+    starts, on the call the release makes: conformance.judging.startup), then records for three
+    files: written where the release takes the bucket as there, none where it refuses it."""
+    rule = {**status_params(status, code, "HeadBucket", "start-up"), "times": 0, **more}
+    return Scenario(name, PLAIN, {"events": 1}, _small(9), [FaultStep(0, "s3", rule)],
+                    notes=f"R1.3: {status} {code} to the start-up bucket check")
+
+
+def bucket_missing() -> Scenario:
+    """The bucket does not exist (404 NoSuchBucket to the check): start() fails with
+    "Non-existent S3 bucket" on every release, before any record (R1.3); a sink that starts and
+    writes anyway fails liveness."""
+    return _at_start("startup-bucket-missing", 404, "NoSuchBucket")
+
+
+def bucket_head_forbidden() -> Scenario:
+    """Credentials that may write to the bucket but not head or read its ACL (403 AccessDenied to
+    the check): the connector takes the bucket as there and writes (R1.3); a sink whose start
+    fails on it fails liveness."""
+    return _at_start("startup-bucket-head-forbidden", 403, "AccessDenied")
+
+
+def bucket_in_another_region() -> Scenario:
+    """The bucket is in another region than the client's (301 PermanentRedirect naming it in
+    x-amz-bucket-region): the connector takes it as there and its writes go where they went
+    (R1.3: neither SDK follows the redirect, and the connector names its region)."""
+    from adapters.s3.rules import OTHER_REGION
+
+    return _at_start("startup-bucket-in-another-region", 301, "PermanentRedirect", region=OTHER_REGION)
+
+
+STARTUP_SCENARIOS: dict[str, Callable[[], Scenario]] = {
+    "startup-bucket-missing": bucket_missing,
+    "startup-bucket-head-forbidden": bucket_head_forbidden,
+    "startup-bucket-in-another-region": bucket_in_another_region,
 }
 
 

@@ -12,6 +12,8 @@ import re
 from typing import Any, Sequence
 
 from conformance.judging.checks.base import REVIVES, _sibling, _sink_internal
+from conformance.judging.startup import startup_verdict
+from reference_impl.s3_errors import STARTUP_RULE
 
 # a profile whose runs tested nothing in more than this share is not a result (the terminal
 # says so and the command exits 2 even where every other run passed)
@@ -43,6 +45,10 @@ def untested_reason(data: Any) -> str | None:
         return ("the task died at the error inside CompleteMultipartUpload's 200 before any object (R7.4: the "
                 "AWS SDK v1 does not retry it; known bug confluent-error-inside-complete-200)")
     exp = data.expectation
+    if exp is not None and exp.task_failure is not None and exp.task_failure.rule == STARTUP_RULE:
+        start = startup_verdict(data)
+        if start is not None and start.ok:
+            return None  # the run tested the refusal at start (R1.3): liveness says so
     if exp is not None:
         fail = exp.task_failure
         first = min((r.offset for r in data.records), default=0)

@@ -19,6 +19,7 @@ from conformance.inputs import wire
 from conformance.inputs.connector_config import sink_config
 from conformance.playing.puts import put_schedule
 from conformance.inputs.scenario import FaultStep, Scenario, ScenarioError
+from conformance.judging.startup import armed_before_start, expected_start, startup_call, startup_verdict
 from conformance.judging.untested import dead_while_armed, untested_reason
 from conformance.playing.user_config import unread_topics
 from conformance.inputs.targets import (connect_profile, data_key_glob_of, make_target, parts_follow_flush, simulated,
@@ -28,7 +29,7 @@ from reference_impl.catch_up import catch_up_allowance_s
 from reference_impl.config import SinkConfig
 from reference_impl.converters import ConverterError
 from reference_impl.engine.expectation import Expectation
-from reference_impl.engine.model import expect, expect_phases
+from reference_impl.engine.model import expect, expect_phases, refused_start
 
 
 @dataclass
@@ -58,6 +59,9 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     # why the run tested nothing (conformance.judging.untested): no object to compare; its pass is unknown
     untested: str | None = None
+    # where a rule answered the start-up bucket check: the release's start() beside the sink's
+    # (conformance.judging.startup.StartUpVerdict, R1.3)
+    startup: Any = None
     # what a report derives from the run (reports.context.prepare_report), kept once derived: in
     # the worker process that played it, where the session has them (Session.prepare_report)
     report_cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -126,7 +130,11 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
     file has as many parts as the records one flush caught, so part 4 may never come); a config update sends what the
     target's connector has a counterpart for, and is left out where that is nothing. Where an
     error inside Complete's 200 kills the task (`dies_at_error_200`: Confluent's connector with
-    the AWS SDK v1), only the first such rule can fire: the others are left out."""
+    the AWS SDK v1), only the first such rule can fire: the others are left out. A rule on the
+    start-up bucket check goes on the call the target's release makes (R1.3: GetBucketAcl before
+    11.0.0, conformance.judging.startup)."""
+    kind = target_kind(target_spec)
+    release = (connect_profile(target_spec)[1] or scenario.connector_version) if kind == "confluent" else None
     uploads = uploads_of(target_spec)
     data_key = data_key_glob_of(target_spec)
     out: list[FaultStep] = []
@@ -145,6 +153,10 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
                 if renumbered[n] is None:
                     continue
                 f = replace(f, params={**f.params, "rule": renumbered[n]})
+        if armed_before_start(f) and f.params.get("operation") != (call := startup_call(kind, release)):
+            notes.append(f"after {f.after}: the start-up rule on {f.params.get('operation')} is on {call}: "
+                         f"{release or 'this release'} checks its bucket with {call} (R1.3)")
+            f = replace(f, params={**f.params, "operation": call})
         on_put = f.kind == "s3" and uploads == "put" and f.params.get("operation") in _MULTIPART
         if on_put and f.params.get("action") == "error-200":
             # S3 answers 200 with an error in the body only to CompleteMultipartUpload (and
@@ -223,6 +235,11 @@ def judged_run(scenario: Scenario, target_spec: str, observation: Observation, c
         phases = config_phases(scenario, kind, cfg, observation)
         expectation = (expect_phases(phases, records) if len(phases) > 1
                        else expect(cfg, records, put_schedule(observation, records)))
+        start = expected_start(observation.faults, kind, cfg.version.text,
+                               (sent or scenario.connector).get("s3.bucket.name", ""))
+        if start is not None and not start[0].starts:
+            # R1.3: the release's start() refuses the bucket: its task never reads a record
+            expectation = refused_start(cfg, expectation.engine, start[0].refusal)
         holds = boundaries_hold(expectation, claim, observation)
         if not holds:
             expectation = replace(expectation, objects=[replace(o, certain=False) for o in expectation.objects])
@@ -368,7 +385,17 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     produced_offsets: list[int] = []
     rule_ids: list[str] = []  # the scenario's s3 rules in order, and their names
     rule_names: list[str] = []
+    # rules on the start-up bucket check are armed before the sink starts (its first task's start()
+    # asks at once), first among the s3 rules; a start they may refuse is a start that went through
+    at_start = [i for i, f in enumerate(fault_steps) if armed_before_start(f)]
     try:
+        if at_start and front is not None:
+            from adapters.s3.front import FaultRule
+
+            for i in at_start:
+                rule_ids.append(front.add_rule(FaultRule(**fault_steps[i].params)))
+                rule_names.append(str(fault_steps[i].params.get("name", "")))
+            tgt.start_may_fail = True
         # a name of its own: on a shared stack a consumer group of an earlier run keeps its offsets
         with timer("start-up"):
             tgt.start({"name": f"sinkcheck-{re.sub(r'[^A-Za-z0-9-]+', '-', scenario.name)[:40]}-{uuid.uuid4().hex[:6]}",
@@ -387,8 +414,8 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             if step is None:
                 break
             if step.kind == "s3":
-                if front is None:
-                    continue  # reported below as a fault that never fired
+                if front is None or idx in at_start:
+                    continue  # reported below as a fault that never fired, or armed before the start
                 from adapters.s3.front import FaultRule
 
                 rule_ids.append(front.add_rule(FaultRule(**step.params)))
@@ -452,12 +479,13 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     with timer("check"):
         verdicts = run_checks(data)
         others = [(c, run_checks(replace(data, claim=c))) for c in claims[1:]]
+        startup = startup_verdict(data)
     if others:  # several claims: each verdict says which one (and which view) it is for
         verdicts = _tagged(claim, verdicts)
         others = [(c, _tagged(c, vs)) for c, vs in others]
     result = RunResult(scenario, target_spec, claim, observation, expectation, verdicts,
                        time.monotonic() - started, run_dir, others, info, translation, fault_changes,
-                       untested=untested_reason(data))
+                       untested=untested_reason(data), startup=startup)
     result.timings = dict(timer.spent)
     return result
 

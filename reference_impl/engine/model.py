@@ -24,6 +24,7 @@ from reference_impl.engine.fold import fold_topic_partition
 from reference_impl.engine.fold_data import FoldResult, Put
 from reference_impl.naming import directory
 from reference_impl.partitioning import build_partitioner
+from reference_impl.s3_errors import STARTUP_RULE
 
 
 class InputError(ValueError):
@@ -275,6 +276,13 @@ def start_failure(cfg: SinkConfig, engine: str) -> Expectation | None:
         return None
     p = cfg.task_start_problems[0]
     return Expectation(cfg.version.text, engine, task_failure=TaskFailure(None, "R6.3", str(p)),
+                       conditional_writes=cfg.conditional_writes_active)
+
+
+def refused_start(cfg: SinkConfig, engine: str, refusal: str) -> Expectation:
+    """R1.3: start() refused the bucket its check was answered for (reference_impl.s3_errors.start_up):
+    the task dies before it reads a record, so nothing is written and nothing committed."""
+    return Expectation(cfg.version.text, engine, task_failure=TaskFailure(None, STARTUP_RULE, refusal),
                        conditional_writes=cfg.conditional_writes_active)
 
 

@@ -102,6 +102,14 @@ class ResetAsSuccess(Writer):
         self.inst = _ResetsAsSuccess(self.inst)
 
 
+class BucketCheckStrict(SinkTask):
+    """Fails its start on any error answer to its bucket check: a bucket in another region (301)
+    or credentials that may write but not head it (403) stop a task the connector starts (R1.3)."""
+
+    def bucket_answer(self, status: int) -> str:
+        return "missing" if status == 404 else "error"
+
+
 def _writing_with(writer: type[Writer]) -> type[SinkTask]:
     return type(f"{writer.__name__}Task", (SinkTask,), {"writer_class": writer, "__doc__": writer.__doc__})
 
@@ -112,4 +120,5 @@ ANSWER_VARIANTS: dict[str, type[SinkTask]] = {
     "throttling-fatal": ThrottlingFatal,
     "request-timeout-on-part-fatal": RequestTimeoutOnPartFatal,
     "reset-as-success": _writing_with(ResetAsSuccess),
+    "bucket-check-strict": BucketCheckStrict,
 }

@@ -4,6 +4,7 @@ the checkers' registry (conformance.judging.checks.base), last."""
 from __future__ import annotations
 
 from conformance.judging.checks.base import RunData, _verdict, check
+from conformance.judging.startup import startup_verdict
 from conformance.judging.verdicts import PASS, Verdict, Witness
 
 
@@ -20,6 +21,15 @@ def liveness(d: RunData) -> Verdict:
     st = d.observation.statuses
     failed = bool(st) and ("FAILED" in st[-1].task_states or st[-1].connector_state == "FAILED")
     exp = d.expectation
+    start = startup_verdict(d)
+    if start is not None and not start.ok:
+        # R1.3: a task that starts where its release refuses the bucket, or dies where it starts
+        anomaly = "refused-where-it-starts" if start.expected.starts else "started-where-refused"
+        return _verdict("liveness", [Witness(anomaly, explanation=f"{start.line()}; {start.expected.why}")],
+                        "", "the sink's start-up is not its release's", startup=start.to_json())
+    if start is not None and not start.expected.starts:
+        return Verdict("liveness", PASS, False, message=f"refused at start as documented: {start.line()}",
+                       details={"startup": start.to_json()})
     if exp is not None and exp.task_failure is not None:
         # the connector's own task dies on this input: ending FAILED is the specified outcome
         return Verdict("liveness", PASS, False, message=f"the model's task dies too ({exp.task_failure.rule} at "
