@@ -207,3 +207,22 @@ def test_a_hang_held_past_a_restart_that_dies_at_once_leaves_the_first_upload_af
     assert that_can_fire(cfg, recs, [hang] + crash)[0].params["nth"] == 2
     alive = [{**r, "value": r["value"] if r["value"] is not None else {"seq": 9, "ts": r["timestamp"]}} for r in recs]
     assert that_can_fire(cfg, alive, [hang] + crash)[0].params["nth"] == 1
+
+
+def test_R8_1_a_412_on_complete_is_drawn_only_where_the_complete_is_conditional():
+    """S3 answers 412 only to a request with a condition: under a config whose Complete carries
+    none (no scheduled rotation, or keys stored) a drawn 412, and the HeadObject answer that
+    follows it, are not played (seen on real 12.1.9: a 412 on an unconditional Complete, which
+    no S3 sends, drew a duplicate)."""
+    from conformance.generators.faults import FOLLOWS, status_params
+
+    recs = _small(10)
+    steps = [FaultStep(0, "s3", status_params(412, "PreconditionFailed", "CompleteMultipartUpload", "f0", 1, "applied")),
+             FaultStep(0, "s3", status_params(403, "AccessDenied", "HeadObject", "f0" + FOLLOWS)),
+             FaultStep(4, "s3", status_params(503, "SlowDown", "UploadPart", "f1"))]
+    plain = {**BASE, "flush.size": "4"}
+    assert [f.params["name"] for f in that_can_fire(plain, recs, steps)] == ["f1"]
+    conditional = {**plain, "rotate.schedule.interval.ms": "3600000", "timezone": "UTC"}
+    assert [f.params["name"] for f in that_can_fire(conditional, recs, steps)] == ["f0", "f0" + FOLLOWS, "f1"]
+    keys = {**conditional, "store.kafka.keys": "true", "keys.format.class": BASE["format.class"]}
+    assert [f.params["name"] for f in that_can_fire(keys, recs, steps)] == ["f1"]

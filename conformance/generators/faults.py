@@ -411,6 +411,36 @@ def clock_free_uploads(cfg: dict[str, str], records: list[dict[str, Any]], start
     return sum(m // config.flush_size for m in written.values()) * uploads_per_file(config)
 
 
+def answers_a_condition(step: FaultStep) -> bool:
+    """A 412 PreconditionFailed on CompleteMultipartUpload: S3 answers it only to a request that
+    carries a condition (If-None-Match)."""
+    p = step.params
+    return (step.kind == "s3" and p.get("operation") == "CompleteMultipartUpload"
+            and (int(p.get("status") or 0) == 412 or p.get("code") == "PreconditionFailed"))
+
+
+def without_unconditional_412(cfg: dict[str, str], faults: list[FaultStep]) -> list[FaultStep]:
+    """The schedule without 412s on a Complete the config does not make conditional (R8.1:
+    scheduled rotation, conditional writes on, no keys or headers stored), and without the
+    answers that follow them (HeadObject after the 412): S3 never answers an unconditional
+    request 412, so such a run is not one production can have."""
+    if not any(answers_a_condition(f) for f in faults):
+        return faults
+    from conformance.inputs.connector_config import sink_config
+    from reference_impl.config import ConfigError
+
+    try:
+        conditional = sink_config(cfg).conditional_writes_active
+    except (ConfigError, ValueError):
+        return faults
+    if conditional:
+        return faults
+    gone = {str(f.params.get("name")) for f in faults if answers_a_condition(f)}
+    gone |= {g + FOLLOWS for g in gone}
+    return [f for f in faults if not (f.kind == "s3" and str(f.params.get("name")) in gone)
+            and not (f.kind in ("wait-fired", "release") and str(f.params.get("rule")) in gone)]
+
+
 def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: list[FaultStep]) -> list[FaultStep]:
     """The schedule without S3 rules that cannot fire: a rule on an upload request armed after
     `after` records waits for its `nth` matching request, and the model says how many uploads
@@ -422,6 +452,7 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
     for a reason of the generator's making."""
     if not any(f.kind == "s3" for f in faults):
         return faults  # no rule waits for a request: no need for the model's count of uploads
+    faults = without_unconditional_412(cfg, faults)
     # where the sink has read what came before: only a step that lets it poll (a fault that
     # restarts it at once may come before it read anything, its successor reads it all again)
     cuts = sorted({min(f.after, len(records)) for f in faults if f.kind in POLLS})
