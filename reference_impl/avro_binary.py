@@ -5,6 +5,7 @@ field of a Union struct (reference_impl.avro_data)."""
 from __future__ import annotations
 
 import io
+import copy
 import json
 import struct as _struct
 from dataclasses import dataclass
@@ -32,7 +33,9 @@ class Named:
 def parse(text_or_json: Any) -> tuple[Any, Named]:
     """An Avro schema (JSON text or already parsed) with every named type resolvable: returns
     the schema and its named types; each named type gets its full name in `fullname`."""
-    node = json.loads(text_or_json) if isinstance(text_or_json, str) else text_or_json
+    # the index writes `fullname` and `_ns` into the nodes: a schema handed in parsed is copied,
+    # or the caller's (a scenario's record, a cached schema) would change under it
+    node = json.loads(text_or_json) if isinstance(text_or_json, str) else copy.deepcopy(text_or_json)
     named = Named()
     _index(node, None, named)
     return node, named
