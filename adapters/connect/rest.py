@@ -19,6 +19,13 @@ class ConnectRestError(TargetError):
         self.body = body
 
 
+def _not_applied(e: ConnectRestError) -> bool:
+    """An answer that says Connect applied nothing and will take the request once its group
+    settles: 409 (a rebalance under way, a config change settling), or 500 from a worker that
+    could not forward the request to the leader (a leader that just left the group)."""
+    return e.status == 409 or (e.status == 500 and "trying to forward REST request" in str(e))
+
+
 class ConnectRest:
     """A small client for the Connect REST API that tries each live worker in turn."""
 
@@ -27,10 +34,9 @@ class ConnectRest:
 
     def request(self, method: str, path: str, body: Any = None, timeout_s: float = 30,
                 busy_wait_s: float | None = None) -> Any:
-        """Send to each live worker in turn until one answers. Where every worker answered 409
-        (a rebalance under way, or "stale configuration" while a config change settles: Connect
-        applied nothing), try them all again for up to `busy_wait_s` (default 30 s for a change,
-        none for a GET: its callers poll)."""
+        """Send to each live worker in turn until one answers. Where every worker answered that
+        it applied nothing for now (_not_applied), try them all again for up to `busy_wait_s`
+        (default 30 s for a change, none for a GET: its callers poll)."""
         busy_wait_s = busy_wait_s if busy_wait_s is not None else (0.0 if method == "GET" else 30.0)
         deadline = time.monotonic() + busy_wait_s
         pause_s = 0.5
@@ -38,10 +44,11 @@ class ConnectRest:
             try:
                 return self._request_once(method, path, body, timeout_s)
             except ConnectRestError as e:
-                if e.status != 409 or time.monotonic() + pause_s > deadline:
-                    if e.status == 409 and busy_wait_s > 0:
-                        raise TargetError(f"{method} {path}: every worker answered 409 for {busy_wait_s:.0f}s "
-                                          f"(a rebalance or config change that did not settle): {e}") from None
+                if not _not_applied(e) or time.monotonic() + pause_s > deadline:
+                    if _not_applied(e) and busy_wait_s > 0:
+                        raise TargetError(f"{method} {path}: every worker answered {e.status} for {busy_wait_s:.0f}s "
+                                          f"(a rebalance, a config change or a leader change that did not "
+                                          f"settle): {e}") from None
                     raise
             time.sleep(pause_s)
             pause_s = min(pause_s * 2, 4.0)
@@ -73,7 +80,7 @@ class ConnectRest:
                 raise ConnectRestError(e.code, msg, parsed) from None
             except (urllib.error.URLError, OSError) as e:
                 last = e
-        if isinstance(last, ConnectRestError) and last.status == 409:
+        if isinstance(last, ConnectRestError) and _not_applied(last):
             raise last
         raise TargetError(f"{method} {path} failed on every worker: {last}")
 
