@@ -106,6 +106,9 @@ class BucketCheckStrict(SinkTask):
     """Fails its start on any error answer to its bucket check: a bucket in another region (301)
     or credentials that may write but not head it (403) stop a task the connector starts (R1.3)."""
 
+    # every task's start checks its bucket, whatever the config
+    unexercised = staticmethod(always)
+
     def bucket_answer(self, status: int) -> str:
         return "missing" if status == 404 else "error"
 
