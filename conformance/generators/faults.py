@@ -424,16 +424,7 @@ def without_unconditional_412(cfg: dict[str, str], faults: list[FaultStep]) -> l
     scheduled rotation, conditional writes on, no keys or headers stored), and without the
     answers that follow them (HeadObject after the 412): S3 never answers an unconditional
     request 412, so such a run is not one production can have."""
-    if not any(answers_a_condition(f) for f in faults):
-        return faults
-    from conformance.inputs.connector_config import sink_config
-    from reference_impl.config import ConfigError
-
-    try:
-        conditional = sink_config(cfg).conditional_writes_active
-    except (ConfigError, ValueError):
-        return faults
-    if conditional:
+    if not any(answers_a_condition(f) for f in faults) or conditional_complete(cfg):
         return faults
     gone = {str(f.params.get("name")) for f in faults if answers_a_condition(f)}
     gone |= {g + FOLLOWS for g in gone}
@@ -515,12 +506,10 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
         out.append(f)
     if any(n.endswith("-zombie") for n in dropped):  # a zombie without its hung Complete is no zombie
         out = [f for f in out if f.kind not in ("pause", "resume")]
-    # a rule that waits for another's answer goes with it; HeadObject follows a 412 only where the
-    # Complete is conditional (R8.1)
-    conditional = conditional_complete(cfg)
-    return [f for f in out if not (f.kind == "s3" and str(f.params.get("name", "")).endswith(FOLLOWS) and (
-        str(f.params["name"])[: -len(FOLLOWS)] in dropped
-        or (f.params.get("operation") == "HeadObject" and not conditional)))]
+    # a rule that waits for another's answer goes with it (HeadObject after a 412 where the Complete
+    # is not conditional went with its 412 first: without_unconditional_412)
+    return [f for f in out if not (f.kind == "s3" and str(f.params.get("name", "")).endswith(FOLLOWS)
+                                   and str(f.params["name"])[: -len(FOLLOWS)] in dropped)]
 
 
 def conditional_complete(cfg: dict[str, str]) -> bool:
