@@ -239,7 +239,7 @@ class S3FaultFront(FaultRules):
                 status = st.rule.status if action == "fail" else 200
                 firing.until_ms = _now_ms()
                 self._send_error(h, status, st.rule.error_code(), req, before=lambda: record(status),
-                                 region=st.rule.bucket_region() if action == "fail" else None)
+                                 region=st.rule.bucket_region())
                 return
             spooled: BinaryIO | None = None
             if st is not None and action in ("delay", "hang"):
@@ -268,7 +268,7 @@ class S3FaultFront(FaultRules):
                     firing.until_ms = _now_ms()
                     status = 200 if action == "error-200" else st.rule.status
                     self._send_error(h, status, st.rule.error_code(), req, before=lambda: record(status),
-                                     region=st.rule.bucket_region() if action == "fail" else None)
+                                     region=st.rule.bucket_region())
                     return
                 if st is not None and action in ("reset", "stall"):
                     head, data = self._serialized(h, resp)  # applied upstream in full
