@@ -86,6 +86,9 @@ def test_each_variant_states_when_a_config_exercises_its_rule():
     # conditional writes (scheduled rotation, nothing stored beside) refuse a zombie's overwrite
     assert unexercised("zombie-overwrite", default).startswith("rotate.schedule.interval.ms is set")
     assert unexercised("precondition-as-exists", default) is None
+    # the reason names the property that turns conditional writes off
+    off = Config.of({**_config("default-topics-orders"), "enable.conditional.writes": "false"})
+    assert unexercised("precondition-as-exists", off).startswith("enable.conditional.writes=false")
 
 
 def test_a_row_plays_its_aims_first_then_the_named_then_the_generated():

@@ -333,7 +333,9 @@ def conditional_writes(c: Config) -> str | None:
         return None
     if c.s.schedule_ms == -1:
         return "rotate.schedule.interval.ms is not set: no conditional write (R8.1), so no 412 to read"
-    return "keys or headers are stored: no conditional write (R8.1), so no 412 to read"
+    if c.s.keys or c.s.headers:
+        return "keys or headers are stored: no conditional write (R8.1), so no 412 to read"
+    return "enable.conditional.writes=false: no conditional write (R8.1), so no 412 to read"
 
 
 def overwrites_allowed(c: Config) -> str | None:
