@@ -410,9 +410,6 @@ class _StalledConnectTarget(ConnectObserving):
     def _upload_parts(self, uploads):
         return ()
 
-    def _settled_members(self):
-        return None  # a task is not RUNNING: no settled group
-
     def _pending(self, committed):
         return None
 

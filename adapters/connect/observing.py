@@ -106,26 +106,29 @@ class ConnectObserving:
         sink's objects are visible before it commits)."""
         return None
 
-    def _settled_members(self) -> frozenset[str] | None:
-        """The consumer group's members when every task is RUNNING and the group is Stable with
-        every partition owned: a task that is reading, not one waiting for a rebalance."""
+    def _task_states(self) -> list[str] | None:
+        """The connector's tasks' states, or None where no worker answers."""
         try:
-            tasks = self.status().get("tasks", [])
-            if not tasks or any(t.get("state") != "RUNNING" for t in tasks):
-                return None
-            return self._offsets().settled(self.topics)
-        except Exception:  # noqa: BLE001 - no worker or coordinator answers: not settled
+            return [t.get("state") for t in self.status().get("tasks", [])]
+        except Exception:  # noqa: BLE001 - no worker answers: nothing known of the tasks
             return None
 
-    def _every_task_failed(self) -> bool:
+    def _settled_members(self, states: list[str] | None) -> frozenset[str] | None:
+        """The consumer group's members when every task is RUNNING and the group is Stable with
+        every partition owned: a task that is reading, not one waiting for a rebalance."""
+        if not states or any(s != "RUNNING" for s in states):
+            return None
+        try:
+            return self._offsets().settled(self.topics)
+        except Exception:  # noqa: BLE001 - no coordinator answers: not settled
+            return None
+
+    @staticmethod
+    def _every_task_failed(states: list[str] | None) -> bool:
         """Every task of the connector FAILED: Connect restarts none on its own, and a sink task
         commits what it will commit (closing its partitions) before its status says FAILED, so
         nothing moves again until someone restarts it."""
-        try:
-            tasks = self.status().get("tasks", [])
-        except Exception:  # noqa: BLE001 - no worker answers: not known to be failed
-            return False
-        return bool(tasks) and all(t.get("state") == "FAILED" for t in tasks)
+        return bool(states) and all(s == "FAILED" for s in states)
 
     def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
         """Quiet: committed offsets, the bucket listing and the open multipart uploads (with
@@ -162,8 +165,9 @@ class ConnectObserving:
                 listing = tuple((o.key, o.etag) for o in bucket.objects) if bucket else ()
                 behind = {tp: (committed.get(tp, 0), end) for tp, end in ends.items()
                           if committed.get(tp, 0) < end}
-                members = self._settled_members() if behind else None
-                dead = bool(behind) and members is None and self._every_task_failed()
+                states = self._task_states() if behind else None
+                members = self._settled_members(states)
+                dead = self._every_task_failed(states)
                 pending = self._pending(committed)
                 state = (tuple(sorted(committed.items())), listing, uploads, members, dead)
                 stable = watch.unchanged_for(state, time.monotonic())
