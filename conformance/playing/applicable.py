@@ -176,7 +176,7 @@ def _conditional_writes(own: Scenario, fitted: Scenario, cfg: SinkConfig) -> str
     elif cfg.store_kafka_keys or cfg.store_kafka_headers:
         why = "store.kafka.keys or store.kafka.headers is set"
     else:
-        why = f"connector version {cfg.version.version}"
+        why = f"connector version {cfg.version.text}"
     return f"{why}: CompleteMultipartUpload is not conditional (R8.1), so S3 never answers it with 412"
 
 
@@ -211,10 +211,16 @@ def _bucket_edge(own: Scenario, fitted: Scenario, cfg: SinkConfig) -> str | None
 
 
 def _field_partitioner(own: Scenario, fitted: Scenario, cfg: SinkConfig) -> str | None:
-    if cfg.partitioner == "field":
-        return None
-    return (f"partitioner.class={_short(fitted.connector.get('partitioner.class'), 'DefaultPartitioner')}: "
-            "no partition is named after a field's value")
+    if cfg.partitioner != "field":
+        return (f"partitioner.class={_short(fitted.connector.get('partitioner.class'), 'DefaultPartitioner')}: "
+                "no partition is named after a field's value")
+    dotted = [n for n in cfg.partition_field_names if "." in n]
+    if dotted and not cfg.version.nested_partition_fields:
+        # R6.2: before storage-common 12.0.0 a dotted name is one top-level field's name; records
+        # written for the nested path have none, so the first record stops the task
+        return (f"connector version {cfg.version.text}: partition.field.name {dotted[0]} is one top-level "
+                "field's name before 12.0.0 (R6.2), which these records lack, so the task stops at the first record")
+    return None
 
 
 def _multipart(own: Scenario, fitted: Scenario, cfg: SinkConfig) -> str | None:
@@ -326,4 +332,26 @@ def inapplicable(original: Scenario, fitted: Scenario) -> str | None:
         if why:
             return why
     # whatever its point, a scenario whose task can only die before the first object tests nothing
-    return fatal_answer_before_any_object(fitted, cfg)
+    return fatal_answer_before_any_object(fitted, cfg) or release_dies_before_any_object(fitted, cfg)
+
+
+def release_dies_before_any_object(sc: Scenario, cfg: SinkConfig) -> str | None:
+    """Why the release `cfg` holds the sink to dies on an S3 answer of `sc` that only it takes as
+    fatal (an error inside Complete's 200 with the SDK v1, R7.4) at the first upload, before any
+    object lands, or None. The generator places the answers every release may die on after an
+    upload (conformance.generators.faults.first_request_answered); this one is a release's own."""
+    from conformance.generators.faults import uploads_after
+
+    if cfg.version.retries_error_inside_complete:
+        return None
+    first = [f for f in sc.faults if f.kind == "s3" and f.params.get("action") == "error-200"
+             and not f.params.get("forward") and int(f.params.get("nth", 1)) == 1]
+    if not first:
+        return None
+    counts = uploads_after(sc.connector, list(sc.records), ())
+    for f in first:
+        if counts and counts[0] - counts[min(f.after, len(sc.records))] == 0:
+            return (f"connector version {cfg.version.text}: the error inside CompleteMultipartUpload's 200 "
+                    "answers the first file's upload, and the SDK v1 client throws it at once (R7.4, #858), so the "
+                    "task dies before any object")
+    return None
