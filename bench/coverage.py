@@ -86,7 +86,7 @@ def status_table(runs: list[dict]) -> dict[tuple[str, str], list[int]]:
 
 
 def print_status_table(profile: str, table: dict[tuple[str, str], list[int]]) -> None:
-    from adapters.s3.rules import S3_STATUSES
+    from adapters.s3.rules import S3_STATUSES, s3_answers
     from conformance.generators.faults import STATUS_OPERATIONS
 
     short = {"CreateMultipartUpload": "Create", "UploadPart": "Part", "CompleteMultipartUpload": "Complete",
@@ -94,11 +94,18 @@ def print_status_table(profile: str, table: dict[tuple[str, str], list[int]]) ->
     rows = [f"{s} {c}" for s, c in S3_STATUSES]
     rows += sorted({r for r, _ in table} - set(rows))
     cols = list(STATUS_OPERATIONS)
+
+    def answered(r: str, o: str) -> bool:  # a pair S3 never answers is not drawn: shown as "never"
+        return s3_answers(r.partition(" ")[2], o)
+
+    pairs = [(r, o) for r in rows for o in cols if answered(r, o)]
     print(f"\nS3 error answers by operation, {profile} (fired / scheduled; "
-          f"{sum(1 for r in rows for o in cols if table.get((r, o), [0])[0])} of {len(rows) * len(cols)} pairs fired):")
+          f"{sum(1 for p in pairs if table.get(p, [0])[0])} of {len(pairs)} pairs fired; 'never': S3 does not "
+          "answer that call with that code):")
     print(f"{'status':<32}" + "".join(f"{short.get(o, o):>12}" for o in cols))
     for r in rows:
-        print(f"{r:<32}" + "".join(f"{'%d/%d' % tuple(table[(r, o)]) if (r, o) in table else '-':>12}" for o in cols))
+        print(f"{r:<32}" + "".join(f"{'%d/%d' % tuple(table[(r, o)]) if (r, o) in table else '-' if answered(r, o) else 'never':>12}"
+                                   for o in cols))
 
 
 def drawn_scenarios(profile: str, seed: int | None, target: str) -> list:

@@ -128,3 +128,35 @@ def test_R7_4_an_xml_answer_cut_mid_body_kills_sdk_v2s_task():
     # UploadPart's answer is headers only; a request cut before S3 had it is an IOException
     assert one_answer(V2, "UploadPart", "stall", answer_cut=True).outcome == RETRIED
     assert one_answer(V2, "CompleteMultipartUpload", "reset", answer_cut=False).outcome == RETRIED
+
+
+def test_the_generator_draws_only_answers_s3_gives_on_the_call_and_the_sweep_plays_each_of_them():
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    from adapters.s3.rules import s3_answers
+    from conformance.catalog.s3_statuses import sweep_pairs
+    from conformance.generators.faults import STATUS_OPERATIONS, status_fault
+
+    drawn: set[tuple[int, str, str]] = set()
+
+    @settings(max_examples=400, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(status_fault(0, "f"))
+    def draw(steps):
+        for f in steps:
+            p = f.params
+            drawn.add((p["status"], p["code"], p["operation"]))
+            assert s3_answers(p["code"], p["operation"]), p  # no 412 on a call without a condition
+
+    draw()
+    pairs = set(sweep_pairs())
+    assert drawn <= pairs | {(412, "PreconditionFailed", "CompleteMultipartUpload"),
+                             (400, "IncompleteBody", "UploadPart")}  # the answers HEAD and Abort follow
+    assert all(s3_answers(c, o) for _, c, o in pairs)
+    never = {(s, c, o) for s, c in S3_STATUSES for o in STATUS_OPERATIONS} - pairs
+    assert (412, "PreconditionFailed", "CreateMultipartUpload") in never
+    assert (404, "NoSuchUpload", "CreateMultipartUpload") in never
+    assert (400, "IncompleteBody", "AbortMultipartUpload") in never
+    # every status still meets every call it can meet
+    assert {(s, c) for s, c, _ in pairs} == set(S3_STATUSES)
+    assert {o for _, _, o in pairs} == set(STATUS_OPERATIONS)

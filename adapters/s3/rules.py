@@ -39,6 +39,30 @@ S3_STATUSES: tuple[tuple[int, str], ...] = (
     (429, "SlowDown"), (503, "SlowDown"),
     (500, "InternalError"), (501, "NotImplemented"), (502, "BadGateway"), (504, "GatewayTimeout"),
 )
+# The calls S3 gives a code on, for the codes it gives on some calls only (S3's error responses
+# reference and each call's API reference); any other code may answer any call. A condition
+# (If-None-Match, If-Match) is carried only by a conditional PutObject or
+# CompleteMultipartUpload; a body shorter than its Content-Length, or not sent in time, only by a
+# call with a body; a part list only by Complete; an upload id only by the calls that name one;
+# NoSuchKey only by a call that reads a key (a HEAD's answer has no body, its status says it).
+S3_CODE_CALLS: dict[str, tuple[str, ...]] = {
+    "PreconditionFailed": ("CompleteMultipartUpload", "PutObject"),
+    "ConditionalRequestConflict": ("CompleteMultipartUpload", "PutObject"),
+    "EntityTooSmall": ("CompleteMultipartUpload",),
+    "InvalidPart": ("CompleteMultipartUpload",),
+    "IncompleteBody": ("UploadPart", "PutObject", "CompleteMultipartUpload"),
+    "RequestTimeout": ("UploadPart", "PutObject", "CompleteMultipartUpload"),
+    "NoSuchUpload": ("UploadPart", "CompleteMultipartUpload", "AbortMultipartUpload", "ListParts"),
+    "NoSuchKey": ("HeadObject", "GetObject"),
+}
+
+
+def s3_answers(code: str, operation: str) -> bool:
+    """Whether S3 answers `operation` with `code` at all (S3_CODE_CALLS): a run in which it does
+    is not one production can have."""
+    return operation in S3_CODE_CALLS.get(code, (operation,))
+
+
 # the operations a sink makes (Confluent's: the multipart ones, HeadObject after a 412, HeadBucket
 # at start on SDK v2 and GetBucketAcl on SDK v1; Aiven, Lenses and Camel: PutObject, ListObjectsV2,
 # GetObject)

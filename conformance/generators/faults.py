@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from hypothesis import strategies as st
 
-from adapters.s3.rules import S3_STATUSES
+from adapters.s3.rules import S3_STATUSES, s3_answers
 from conformance.inputs.scenario import FaultStep
 from conformance.generators.testable import placed_offsets
 from conformance.generators.records import T0
@@ -113,12 +113,13 @@ def status_params(status: int, code: str, operation: str, name: str, nth: int = 
 
 @st.composite
 def status_fault(draw: st.DrawFn, at: int, name: str) -> list[FaultStep]:
-    """One of S3's error answers (S3_STATUSES) on one of the sink's calls (STATUS_OPERATIONS). A
+    """One of S3's error answers (S3_STATUSES) on one of the sink's calls (STATUS_OPERATIONS) that
+    S3 answers with it (adapters.s3.rules.s3_answers: no 412 on a call without a condition). A
     412 on Complete comes with the object there (S3 applied the request) or not; HeadObject is
     asked only after a 412 on a conditional Complete, and AbortMultipartUpload after a part
     failed, so their rules come after such an answer (named FOLLOWS)."""
     status, code = draw(st.sampled_from(S3_STATUSES))
-    op = draw(st.sampled_from(STATUS_OPERATIONS))
+    op = draw(st.sampled_from([o for o in STATUS_OPERATIONS if s3_answers(code, o)]))
     nth = draw(st.integers(1, 2))
     if op == "HeadObject":
         return [FaultStep(at, "s3", status_params(412, "PreconditionFailed", "CompleteMultipartUpload", name, nth,
