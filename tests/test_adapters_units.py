@@ -380,12 +380,14 @@ def test_iceberg_quiet_waits_a_commit_round_for_records_a_running_task_has_not_c
     assert t._pending({}) is None
 
 
-from adapters.connect.observing import ConnectObserving
+from adapters.connect.target import KafkaConnectTarget
 
 
-class _StalledConnectTarget(ConnectObserving):
+class _StalledConnectTarget(KafkaConnectTarget):
     """What wait_until_quiet reads of a Kafka Connect target, frozen: committed offsets behind the
-    log end, nothing moving, the tasks in the states given (no broker, no worker)."""
+    log end, nothing moving, the tasks in the states given (no broker, no worker). The real
+    target's class, so what its other mix-ins define is what the wait reads (ConnectFaults once
+    shadowed the task states it reads, and the short windows never applied)."""
 
     def __init__(self, task_states: list[str]):
         import threading
@@ -396,7 +398,8 @@ class _StalledConnectTarget(ConnectObserving):
         self.offset_flush_interval_ms = 1000
         self.obs = Observation(produced=[], bucket_samples=[], offset_samples=[], faults=[])
         self._lock = threading.Lock()
-        self.group = "connect-stub"
+        self.name = "connect-stub"
+        self.topics = {"orders": 1}
 
     def committed_offsets(self):
         return {"orders-0": 3}
@@ -414,7 +417,14 @@ class _StalledConnectTarget(ConnectObserving):
         return None
 
     def status(self):
-        return {"connector": {"state": "RUNNING"}, "tasks": [{"state": s} for s in self.task_states]}
+        return {"connector": {"state": "RUNNING"},
+                "tasks": [{"id": i, "state": s} for i, s in enumerate(self.task_states)]}
+
+    def _offsets(self):
+        # the group as the broker would describe it: Stable, its one member owning every partition
+        from types import SimpleNamespace
+
+        return SimpleNamespace(settled=lambda topics: frozenset({"member-0"}))
 
 
 def _quiet_after(task_states: list[str], stable_s: float) -> float:
@@ -428,7 +438,13 @@ def test_every_task_failed_is_quiet_after_the_short_window():
     """A FAILED task stays FAILED until someone restarts it (Connect restarts none), so a run
     whose tasks all FAILED is not waited on for the rebalance window a crashed task needs."""
     assert _quiet_after(["FAILED"], stable_s=6) < 4.5
-    assert _quiet_after(["FAILED", "RUNNING"], stable_s=6) >= 6
+    assert _quiet_after(["FAILED", "UNASSIGNED"], stable_s=6) >= 6
+
+
+def test_a_running_task_in_a_settled_group_behind_the_log_end_is_quiet_after_the_settled_window():
+    """Records buffered short of a rotation: every task RUNNING in a Stable group waits the
+    settled window (three flush intervals, at least 8 s), not the rebalance window."""
+    assert 8 <= _quiet_after(["RUNNING"], stable_s=15) < 12
 
 
 def _connect_rest_answering(answers: list[int]):

@@ -54,12 +54,6 @@ class ConnectFaults:
         except Exception:  # noqa: BLE001 - the group may not exist yet
             return {}
 
-    def _task_states(self) -> dict[int, str]:
-        try:
-            return {int(t["id"]): str(t.get("state")) for t in self.status().get("tasks", [])}
-        except Exception:  # noqa: BLE001 - no worker answers right now
-            return {}
-
     def _before_restart(self) -> tuple[dict[str, str], dict[int, str]]:
         """What a restart is measured against: the group's members and the tasks' states."""
         return self._members(), self._task_states()

@@ -106,17 +106,18 @@ class ConnectObserving:
         sink's objects are visible before it commits)."""
         return None
 
-    def _task_states(self) -> list[str] | None:
-        """The connector's tasks' states, or None where no worker answers."""
+    def _task_states(self) -> dict[int, str]:
+        """Task id -> the connector's task's state ({} where no worker answers: nothing known of
+        the tasks). The fault steps read the same (adapters.connect.faults)."""
         try:
-            return [t.get("state") for t in self.status().get("tasks", [])]
-        except Exception:  # noqa: BLE001 - no worker answers: nothing known of the tasks
-            return None
+            return {int(t["id"]): str(t.get("state")) for t in self.status().get("tasks", [])}
+        except Exception:  # noqa: BLE001 - no worker answers right now
+            return {}
 
-    def _settled_members(self, states: list[str] | None) -> frozenset[str] | None:
+    def _settled_members(self, states: Mapping[int, str] | None) -> frozenset[str] | None:
         """The consumer group's members when every task is RUNNING and the group is Stable with
         every partition owned: a task that is reading, not one waiting for a rebalance."""
-        if not states or any(s != "RUNNING" for s in states):
+        if not states or any(s != "RUNNING" for s in states.values()):
             return None
         try:
             return self._offsets().settled(self.topics)
@@ -124,11 +125,11 @@ class ConnectObserving:
             return None
 
     @staticmethod
-    def _every_task_failed(states: list[str] | None) -> bool:
+    def _every_task_failed(states: Mapping[int, str] | None) -> bool:
         """Every task of the connector FAILED: Connect restarts none on its own, and a sink task
         commits what it will commit (closing its partitions) before its status says FAILED, so
         nothing moves again until someone restarts it."""
-        return bool(states) and all(s == "FAILED" for s in states)
+        return bool(states) and all(s == "FAILED" for s in states.values())
 
     def wait_until_quiet(self, timeout_s: float, stable_s: float | None = None) -> bool:
         """Quiet: committed offsets, the bucket listing and the open multipart uploads (with
