@@ -227,6 +227,11 @@ def test_a_named_scenario_whose_task_the_release_stops_before_any_object_is_not_
     assert verdict.reason.startswith(f"connector version {version}:")
     assert not isinstance(planned(ALL_NAMED[name](), "kafka-connect:confluent", connector=None, version="12.1.9",
                                   seed=None), NotApplicable)
+    # `run --target kafka-connect:confluent@V` gives no --connector-version: the spec names the release
+    by_spec = planned(ALL_NAMED[name](), f"kafka-connect:confluent@{version}", connector=None, version=None, seed=None)
+    assert isinstance(by_spec, NotApplicable) and why in by_spec.reason
+    assert not isinstance(planned(ALL_NAMED[name](), "kafka-connect:aiven@3.4.2", connector=None, version=None,
+                                  seed=None), NotApplicable)
 
 
 @pytest.mark.parametrize("name", ["timebased-dt-seoul", "field-dt", "parquet-json-schemas"])

@@ -78,6 +78,16 @@ def connect_profile(spec: str) -> tuple[str, str | None]:
     return profile, version or None
 
 
+def named_release(spec: str) -> str | None:
+    """The Confluent release a target spec names (`kafka-connect:confluent@V`, `model@V`), which
+    the model holds its runs to; None where the spec names none (the release is then the one that
+    starts, or the model's default)."""
+    if spec.startswith("model@"):
+        return spec.split("@", 1)[1] or None
+    profile, version = connect_profile(spec) if spec.startswith("kafka-connect:") else ("", None)
+    return version if profile == "confluent" else None
+
+
 def check_spec(spec: str, plugin_path: list[str] | None = None) -> None:
     """A Kafka Connect target that cannot run is a usage error before anything starts: an
     unknown connector, a version that is not one, a plugin that is nowhere to be had

@@ -431,8 +431,12 @@ def planned(scenario: Any, spec: str, *, connector: dict[str, str] | None, versi
             raise
         return NotApplicable(scenario.name, spec, e.reason, origin, ())
     # with its own config a scenario is held only to the release's answers (the aspects compare
-    # its config with itself), which may still leave nothing of its point
-    why = inapplicable(scenario, sc)
+    # its config with itself), which may still leave nothing of its point: the release the spec
+    # names where no --connector-version did
+    from conformance.inputs.targets import named_release
+
+    release = named_release(spec) if sc.connector_version is None else None
+    why = inapplicable(scenario, dataclasses.replace(sc, connector_version=release) if release else sc)
     if why is None:
         return sc
     return NotApplicable(scenario.name, spec, why, origin, tuple(sorted(claimed_properties(sc, spec))))
