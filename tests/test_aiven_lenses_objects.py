@@ -332,3 +332,35 @@ def test_aivens_csv_reads_values_through_bytearrayconverter_as_its_readme_requir
     assert got[1].value is None
     body = f"{base64.b64encode(got[0].value).decode()},0,1\n,1,2\n".encode()
     assert [record_seq(v) for v in decode_aiven(body, {"format.output.fields": "value,offset,timestamp"})] == [0]
+
+
+def test_json_lines_are_cut_at_newlines_only_not_at_the_line_separators_inside_strings():
+    # Jackson writes U+2028, U+2029 and U+0085 raw inside a string (text-escaping-stream on Aiven
+    # 3.4.2 was read as undecodable, 4 records lost, until the reader cut only at "\n")
+    from conformance.judging.objects import decode_lenses
+
+    text = "a\u2028b\u2029c\u0085d"
+    row = {"key": "k", "value": {"seq": 1, "note": text}, "offset": 0, "timestamp": "2024-01-31T15:00:03Z"}
+    jsonl = {"format.output.fields": "key,value,offset,timestamp", "format.output.type": "jsonl"}
+    body = (json.dumps(row, ensure_ascii=False) + "\n").encode()
+    assert decode_aiven(gzip.compress(body), jsonl) == [{"seq": 1, "note": text}]
+    lenses = (json.dumps({"seq": 1, "note": text}, ensure_ascii=False) + "\n").encode()
+    assert decode_lenses(lenses, {"connect.s3.kcql": "INSERT INTO b SELECT * FROM t STOREAS `JSON`"}) == [
+        {"seq": 1, "note": text}]
+
+
+def test_aivens_file_count_is_bound_by_the_file_max_records_a_config_update_set():
+    from types import SimpleNamespace
+
+    from conformance.judging.checks.aiven import aiven_file_count
+
+    obj = SimpleNamespace(key="t-0-0.gz")
+    update = SimpleNamespace(fired=True, kind="update-config", params={"config": {"file.max.records": "7"}})
+
+    def run(faults):
+        return SimpleNamespace(connector={"file.max.records": "2"}, observation=SimpleNamespace(
+            final_bucket=None, faults=faults), value_objects=lambda bucket: [obj],
+            offsets_of=lambda o: [(("t", 0), i) for i in range(6)])
+
+    assert aiven_file_count(run([])).status == "fail"  # 6 records where 2 is the bound
+    assert aiven_file_count(run([update])).status == "pass"  # the update raised it to 7

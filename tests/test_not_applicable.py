@@ -287,3 +287,16 @@ def test_R8_1_a_412_needs_a_conditional_write_not_only_scheduled_rotation():
     assert _reason("s3-412-without-the-object-head-403", unscheduled).startswith(
         "rotate.schedule.interval.ms is not set: CompleteMultipartUpload is not conditional")
     assert _reason("s3-429-on-part", keys) is None
+
+
+def test_R8_1_a_412_is_not_played_on_a_sink_whose_uploads_carry_no_condition():
+    # Aiven 3.4.2 completes every upload without If-None-Match: S3 never answers it 412 (the four
+    # s3-412 scenarios had been played on it, and the HEAD one ended unknown)
+    for name in ("s3-412-with-the-object", "s3-412-without-the-object-head-403"):
+        verdict = planned(ALL_NAMED[name](), "kafka-connect:aiven@3.4.2", connector=None, version=None, seed=None)
+        assert isinstance(verdict, NotApplicable) and "aiven's uploads carry no condition" in verdict.reason
+        for spec in ("kafka-connect:confluent@12.1.9", "kafka-connect:lenses@11.7.2", "pysink"):
+            assert not isinstance(planned(ALL_NAMED[name](), spec, connector=None, version=None, seed=None),
+                                  NotApplicable), spec
+    assert not isinstance(planned(ALL_NAMED["retriable-503-on-upload"](), "kafka-connect:aiven@3.4.2",
+                                  connector=None, version=None, seed=None), NotApplicable)

@@ -115,6 +115,17 @@ def test_an_error_200_rule_has_no_putobject_counterpart_and_its_waits_go_with_it
     assert any("error-200" in n for n in notes)
 
 
+def test_R8_1_a_412_and_the_head_after_it_are_left_out_on_a_sink_whose_uploads_carry_no_condition():
+    from conformance.catalog.named import ALL_NAMED
+
+    sc = ALL_NAMED["s3-412-without-the-object-head-403"]()
+    steps, notes = faults_for_target(sc, "kafka-connect:aiven@3.4.2")
+    assert not [f for f in steps if f.kind == "s3"]
+    assert len([n for n in notes if "aiven's uploads carry no condition" in n]) == 2
+    kept, _ = faults_for_target(sc, "kafka-connect:confluent@12.1.9")
+    assert [f.params.get("status") for f in kept if f.kind == "s3"] == [412, 403]
+
+
 def test_a_putobject_rule_counts_records_after_it_and_goes_where_none_reaches_s3():
     """A generated Camel run ended unknown: a Complete rule with nth=2 armed before the last record
     waited for a second PutObject that never came (one record after it), and the task had

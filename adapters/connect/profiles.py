@@ -53,6 +53,9 @@ class ConnectorProfile:
     counterparts: Callable[[Mapping[str, str]], list[Counterpart]] | None = field(default=None, repr=False)
     # how it writes an object: "multipart" (Create, UploadPart, Complete) or "put" (one PutObject)
     uploads: str = "multipart"
+    # None: its uploads never carry a condition (If-None-Match), so S3 never answers them 412,
+    # with where its source says so; "": they may (or it is not known)
+    unconditional_uploads: str = ""
     # its objects end at each offset flush (Aiven): how many parts a file has follows the stream's
     # pace against offset.flush.interval.ms, so no rule can count on a part number above 1
     parts_follow_flush: bool = False
@@ -387,6 +390,8 @@ PROFILES: dict[str, ConnectorProfile] = {
                    "file.max.records",
             fill=_aiven,
             parts_follow_flush=True,
+            unconditional_uploads="S3OutputStream.MultipartUpload.complete builds CompleteMultipartUploadRequest(bucket, "
+                                  "key, uploadId, parts) with no condition (3.4.2, AWS SDK v1)",
             defaults={
                 "format.output.type": "jsonl",
                 "format.output.fields": AIVEN_FIELDS,

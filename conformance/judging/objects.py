@@ -91,7 +91,8 @@ def aiven_rows(body: bytes, config: Mapping[str, str]) -> list[dict[str, Any]]:
 
         return list(fastavro.reader(io.BytesIO(text)))
     if kind == "jsonl":
-        return [json.loads(line) for line in text.decode("utf-8").splitlines() if line.strip()]
+        # split on "\n" only: str.splitlines would also cut at U+0085/U+2028 inside strings
+        return [json.loads(line) for line in text.decode("utf-8").split("\n") if line.strip()]
     if kind == "json":
         return list(json.loads(text.decode("utf-8"))) if text.strip() else []
     return [_aiven_csv_row(line, fields, config) for line in text.decode("utf-8").split("\n") if line]
@@ -159,7 +160,7 @@ def decode_lenses(body: bytes, config: Mapping[str, str]) -> list[Any]:
         import fastavro
 
         return list(fastavro.reader(io.BytesIO(body)))
-    return [v for v in (json.loads(line) for line in decompress(body).decode("utf-8").splitlines() if line.strip())
+    return [v for v in (json.loads(line) for line in decompress(body).decode("utf-8").split("\n") if line.strip())
             if v is not None]
 
 

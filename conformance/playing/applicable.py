@@ -355,3 +355,14 @@ def release_dies_before_any_object(sc: Scenario, cfg: SinkConfig) -> str | None:
                     "answers the first file's upload, and the SDK v1 client throws it at once (R7.4, #858), so the "
                     "task dies before any object")
     return None
+
+
+def sink_inapplicable(name: str, spec: str) -> str | None:
+    """Why a named scenario's point is not one the target's sink can meet whatever its config (a
+    412 to a sink whose uploads carry no condition: S3 answers none), or None."""
+    from conformance.inputs.targets import connector_profile
+
+    profile = connector_profile(spec)
+    if profile is None or not profile.unconditional_uploads or "conditional-writes" not in point_of(name):
+        return None
+    return f"{profile.name}'s uploads carry no condition: {profile.unconditional_uploads}, so S3 never answers them 412"

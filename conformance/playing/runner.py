@@ -22,7 +22,8 @@ from conformance.inputs.scenario import FaultStep, Scenario, ScenarioError
 from conformance.judging.startup import armed_before_start, expected_start, startup_call, startup_verdict
 from conformance.judging.untested import dead_while_armed, untested_reason
 from conformance.playing.user_config import unread_topics
-from conformance.inputs.targets import (connect_profile, data_key_glob_of, make_target, parts_follow_flush, simulated,
+from conformance.generators.faults import FOLLOWS, answers_a_condition
+from conformance.inputs.targets import (connect_profile, connector_profile, data_key_glob_of, make_target, parts_follow_flush, simulated,
                                  target_kind, translation_for, uploads_of, worker_converters)
 from conformance.judging.verdicts import PASS, UNKNOWN, Verdict, overall
 from reference_impl.catch_up import catch_up_allowance_s
@@ -137,6 +138,9 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
     release = (connect_profile(target_spec)[1] or scenario.connector_version) if kind == "confluent" else None
     uploads = uploads_of(target_spec)
     data_key = data_key_glob_of(target_spec)
+    profile = connector_profile(target_spec)
+    unconditional = (f"{profile.name}'s uploads carry no condition ({profile.unconditional_uploads})"
+                     if profile is not None and profile.unconditional_uploads else "")
     out: list[FaultStep] = []
     notes: list[str] = []
     merged = dict(scenario.connector)
@@ -163,6 +167,14 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
             # CopyObject): a PutObject never gets one, so no deployment sees this
             notes.append(f"after {f.after}: the error-200 rule on {f.params['operation']} left out: S3 never "
                          "answers a PutObject that way")
+            renumbered.append(None)
+            dropped_names.add(str(f.params.get("name", "")))
+            continue
+        if unconditional and f.kind == "s3" and (answers_a_condition(f) or str(f.params.get("name", "")).endswith(FOLLOWS)
+                                                  and str(f.params["name"])[: -len(FOLLOWS)] in dropped_names):
+            # S3 answers 412 only to a request that carries a condition (R8.1), and this sink's never do
+            notes.append(f"after {f.after}: the rule on {f.params.get('operation')} answering "
+                         f"{f.params.get('status')} {f.params.get('code') or ''} left out: {unconditional}".rstrip())
             renumbered.append(None)
             dropped_names.add(str(f.params.get("name", "")))
             continue

@@ -422,7 +422,7 @@ def planned(scenario: Any, spec: str, *, connector: dict[str, str] | None, versi
     connector config leaves nothing of the scenario's point (conformance.playing.applicable):
     decided here, before anything runs, so it costs nothing."""
     from conformance.judging.verdicts import NotApplicable
-    from conformance.playing.applicable import inapplicable
+    from conformance.playing.applicable import inapplicable, sink_inapplicable
 
     try:
         sc = prepare(scenario, connector=connector, version=version, seed=seed)
@@ -436,7 +436,8 @@ def planned(scenario: Any, spec: str, *, connector: dict[str, str] | None, versi
     from conformance.inputs.targets import named_release
 
     release = named_release(spec) if sc.connector_version is None else None
-    why = inapplicable(scenario, dataclasses.replace(sc, connector_version=release) if release else sc)
+    why = sink_inapplicable(scenario.name, spec) or inapplicable(
+        scenario, dataclasses.replace(sc, connector_version=release) if release else sc)
     if why is None:
         return sc
     return NotApplicable(scenario.name, spec, why, origin, tuple(sorted(claimed_properties(sc, spec))))

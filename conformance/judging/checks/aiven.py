@@ -68,7 +68,12 @@ def aiven_naming(d: RunData) -> Verdict:
 def aiven_file_count(d: RunData) -> Verdict:
     """`file.max.records` splits each flush's records of a partition: no object holds more, and
     an object holds one partition's records in offset order."""
-    limit = int(d.connector.get("file.max.records", "0") or 0)
+    # a config update may set it anew (the translation carries flush.size to file.max.records): the
+    # records read after the update are split by the new bound, those before by the old one
+    limits = [d.connector.get("file.max.records", "0")] + [
+        dict(f.params.get("config", {})).get("file.max.records", "0")
+        for f in d.observation.faults if f.fired and f.kind == "update-config"]
+    limit = 0 if any(int(x or 0) == 0 for x in limits) else max(int(x) for x in limits)
     w, checked = [], 0
     for obj in d.value_objects(d.observation.final_bucket):
         offs = d.offsets_of(obj)
