@@ -600,3 +600,27 @@ def test_a_run_failing_more_than_its_known_bug_breaks_is_not_accepted():
         return replace(bad, target_info=None, target=f"kafka-connect:confluent@{version}")
 
     assert acceptance(on("11.0.1"))["version"] == "11.0.1" and acceptance(on("11.0.2")) is None
+
+
+def test_904_a_generated_run_with_its_files_left_open_and_no_trace_is_named():
+    """On real 10.6.18 a generated stream under behavior.on.null.values=write (the partitioner
+    wrapped) and rotate.interval.ms=3000 left its last file open: offset 4 never written, the
+    commit at 4 where the model commits 5, the task RUNNING without an error; 12.1.9 (#904 fixed)
+    passed the same stream. #904 leaves no trace, so the entry names a run by its stuck commits."""
+    from types import SimpleNamespace
+
+    bug = BY_ID["confluent-wrapped-partitioner-rotation"]
+    stuck = SimpleNamespace(anomaly="commit-stuck", offsets=("orders-10",), observed=4, expected=5)
+    verdicts = [SimpleNamespace(property="commit-progress", status="fail", witnesses=[stuck])]
+    running = SimpleNamespace(trace=None)
+    result = SimpleNamespace(verdicts=verdicts, observation=SimpleNamespace(statuses=[running]),
+                             target="kafka-connect:confluent@10.6.18")
+    assert "orders-10 committed to 4 of 5" in (bug.shown_by(result) or "")
+    fixed = SimpleNamespace(verdicts=verdicts, observation=result.observation, target="kafka-connect:confluent@12.1.9")
+    assert bug.shown_by(fixed) is None  # 12.1.0 fixed it: a stuck commit there is something else
+    died = SimpleNamespace(verdicts=verdicts, observation=SimpleNamespace(statuses=[SimpleNamespace(
+        trace="org.apache.kafka.connect.errors.ConnectException: boom")]), target=result.target)
+    assert bug.shown_by(died) is None  # a task that died with an error is something else
+    lost_only = SimpleNamespace(verdicts=[SimpleNamespace(property="no-loss", status="fail", witnesses=[])],
+                                observation=SimpleNamespace(statuses=[running]), target=result.target)
+    assert bug.shown_by(lost_only) is None

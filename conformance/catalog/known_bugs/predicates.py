@@ -148,6 +148,25 @@ def _stuck_commits(result: Any) -> list[Any]:
     return witnesses if witnesses and all(w.anomaly == "commit-stuck" and w.offsets for w in witnesses) else []
 
 
+def files_left_open_by_a_hidden_rotate_interval(result: Any) -> str | None:
+    """#904 leaves no trace: under a wrapped time-based partitioner rotate.interval.ms is never
+    read, so the file it would close stays open (its records unwritten, the partition's commit
+    short of the model's) while the task runs on without an error. The run's commits stuck that
+    way, with no task trace, or None."""
+    from conformance.catalog.known_bugs.matching import version_of
+    from reference_impl.versions import parse_version
+
+    stuck = _stuck_commits(result)
+    statuses = getattr(result.observation, "statuses", None) or []
+    if not stuck or any(getattr(s, "trace", None) for s in statuses):
+        return None
+    version = version_of(result)
+    if version and parse_version(version) >= (12, 1, 0):
+        return None  # fixed there: a commit stuck on 12.1.0 on is something else
+    return ("commit-progress: " + "; ".join(f"{w.offsets[0]} committed to {w.observed} of {w.expected}" for w in stuck)
+            + ", the task running without an error: the file rotate.interval.ms would close left open")
+
+
 def commit_stopped_at_tombstones(result: Any) -> str | None:
     """Each partition whose commit stopped short of its end stopped at a run of tombstones only:
     what the run's commit-progress witnesses and its produced records say, or None."""
