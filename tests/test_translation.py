@@ -126,6 +126,37 @@ def test_R8_1_a_412_and_the_head_after_it_are_left_out_on_a_sink_whose_uploads_c
     assert [f.params.get("status") for f in kept if f.kind == "s3"] == [412, 403]
 
 
+def test_a_no_such_upload_rule_is_left_out_on_a_sink_that_puts_each_object_and_the_named_one_is_not_applicable():
+    from dataclasses import replace
+
+    from conformance.catalog.named import ALL_NAMED
+    from conformance.judging.verdicts import NotApplicable
+    from conformance.playing.session import planned
+
+    sc = replace(SUITE["rotate-interval-table"](), faults=[FaultStep(0, "s3", {
+        "operation": "UploadPart", "action": "fail", "status": 404, "code": "NoSuchUpload", "nth": 1, "name": "n"})])
+    steps, notes = faults_for_target(sc, "kafka-connect:lenses@11.7.2")
+    assert not [f for f in steps if f.kind == "s3"] and any("never answers a PutObject" in n for n in notes)
+    named = planned(ALL_NAMED["s3-no-such-upload-on-part"](), "kafka-connect:lenses@11.7.2", connector=None,
+                    version=None, seed=None)
+    assert isinstance(named, NotApplicable) and "one PutObject" in named.reason
+    assert not isinstance(planned(ALL_NAMED["s3-no-such-upload-on-part"](), "kafka-connect:aiven@3.4.2",
+                                  connector=None, version=None, seed=None), NotApplicable)
+
+
+def test_lenses_claims_no_liveness_where_its_client_does_not_retry_the_answer_and_the_error_policy_throws():
+    from conformance.catalog.named import ALL_NAMED
+    from conformance.judging.claims import claim_for
+
+    denied = ALL_NAMED["s3-access-denied-on-complete"]()
+    assert not claim_for("lenses", denied.connector, denied.faults, None).claims("liveness")
+    assert claim_for("lenses", denied.connector, denied.faults, None).claims("no-loss")
+    retrying = {**denied.connector, "connect.s3.error.policy": "RETRY"}
+    assert claim_for("lenses", retrying, denied.faults, None).claims("liveness")
+    throttled = ALL_NAMED["s3-429-on-part"]()
+    assert claim_for("lenses", throttled.connector, throttled.faults, None).claims("liveness")
+
+
 def test_a_putobject_rule_counts_records_after_it_and_goes_where_none_reaches_s3():
     """A generated Camel run ended unknown: a Complete rule with nth=2 armed before the last record
     waited for a second PutObject that never came (one record after it), and the task had

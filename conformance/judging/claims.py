@@ -168,6 +168,29 @@ def aiven_claim(config: dict[str, str]) -> Claim:
                        "key must be there, a superseded one may be gone")
     return Claim("at-least-once", frozenset(props), "aiven", tuple(reasons), view=view)
 
+def lenses_fatal_s3_answers(config: dict[str, str], faults: Iterable[FaultStep]) -> list[str]:
+    """The S3 error answers of the schedule that Lenses' task dies on by its documentation: one
+    its AWS SDK v2 client does not retry (reference_impl.s3_errors.client_retries: 5xx, throttling,
+    RequestTimeout and the definite clock skews are retried), under connect.s3.error.policy=THROW,
+    the default (NOOP drops the error, RETRY hands Kafka Connect a RetriableException). A 412 is
+    not here: its upload carries If-None-Match, and dying on a 412 to its own retried upload is
+    known bug lenses-retried-upload-412-kills-task, not its documented behaviour."""
+    from reference_impl.s3_errors import client_retries
+
+    if config.get("connect.s3.error.policy", "THROW").strip().upper() != "THROW":
+        return []
+    out = []
+    for f in faults:
+        p = f.params
+        if f.kind != "s3" or p.get("action") != "fail":
+            continue
+        status, code = int(p.get("status") or 0), str(p.get("code") or "")
+        if status == 412 or code == "PreconditionFailed" or client_retries(status, code, True):
+            continue
+        out.append(f"{status} {code}".strip())
+    return out
+
+
 def lenses_claim(config: dict[str, str], faults: Iterable[FaultStep] = (), bytes_values: bool = False) -> Claim:
     """Lenses' S3 sink (stream-reactor 11.7.2): with `connect.s3.exactly.once.enable` (on by
     default) each file is written once and its offset kept in `.indexes/` lock objects in the
@@ -184,6 +207,14 @@ def lenses_claim(config: dict[str, str], faults: Iterable[FaultStep] = (), bytes
                           "offsets kept in .indexes/ and resumed from after a crash")
     else:
         reasons.insert(0, "connect.s3.exactly.once.enable=false: Kafka's offset tracking, at-least-once")
+    fatal = lenses_fatal_s3_answers(config, faults)
+    if fatal:
+        # a task that dies where its documentation says it does breaks no claim; records lost or
+        # written twice on the way still do
+        props -= {"liveness", "commit-progress"}
+        reasons.append(f"{S3_FATAL}: {fatal[0]}: its AWS SDK v2 client does not retry it, and "
+                       "connect.s3.error.policy=THROW (the default) fails the task (CloudSinkTask.handleErrors); "
+                       "liveness and commit progress measured, not claimed")
     if bytes_values and bytes_stop_task("lenses", config):
         props -= {"liveness", "commit-progress"}
         reasons.append("STOREAS `JSON` cannot write a bytes value (ToJsonDataConverter: \"Cannot currently write byte "

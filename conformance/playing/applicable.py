@@ -357,12 +357,26 @@ def release_dies_before_any_object(sc: Scenario, cfg: SinkConfig) -> str | None:
     return None
 
 
-def sink_inapplicable(name: str, spec: str) -> str | None:
+def sink_inapplicable(name: str, spec: str, scenario: Scenario | None = None) -> str | None:
     """Why a named scenario's point is not one the target's sink can meet whatever its config (a
-    412 to a sink whose uploads carry no condition: S3 answers none), or None."""
+    412 to a sink whose uploads carry no condition: S3 answers none; a NoSuchUpload to a sink that
+    writes each object with one PutObject), or None."""
     from conformance.inputs.targets import connector_profile
 
+    from adapters.s3.rules import s3_answers
+
     profile = connector_profile(spec)
-    if profile is None or not profile.unconditional_uploads or "conditional-writes" not in point_of(name):
+    if profile is None:
         return None
-    return f"{profile.name}'s uploads carry no condition: {profile.unconditional_uploads}, so S3 never answers them 412"
+    if profile.unconditional_uploads and "conditional-writes" in point_of(name):
+        return (f"{profile.name}'s uploads carry no condition: {profile.unconditional_uploads}, so S3 never answers "
+                "them 412")
+    if profile.uploads == "put" and scenario is not None:
+        for f in scenario.faults:
+            p = f.params
+            if (f.kind == "s3" and p.get("action") == "fail" and p.get("code")
+                    and p.get("operation") in ("UploadPart", "CompleteMultipartUpload")
+                    and not s3_answers(str(p["code"]), "PutObject")):
+                return (f"{profile.name} writes each object with one PutObject, which S3 never answers "
+                        f"{p.get('status')} {p['code']} (an answer to {p['operation']} only)")
+    return None

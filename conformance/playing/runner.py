@@ -22,6 +22,7 @@ from conformance.inputs.scenario import FaultStep, Scenario, ScenarioError
 from conformance.judging.startup import armed_before_start, expected_start, startup_call, startup_verdict
 from conformance.judging.untested import dead_while_armed, untested_reason
 from conformance.playing.user_config import unread_topics
+from adapters.s3.rules import s3_answers
 from conformance.generators.faults import FOLLOWS, answers_a_condition
 from conformance.inputs.targets import (connect_profile, connector_profile, data_key_glob_of, make_target, parts_follow_flush, simulated,
                                  target_kind, translation_for, uploads_of, worker_converters)
@@ -175,6 +176,13 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
             # S3 answers 412 only to a request that carries a condition (R8.1), and this sink's never do
             notes.append(f"after {f.after}: the rule on {f.params.get('operation')} answering "
                          f"{f.params.get('status')} {f.params.get('code') or ''} left out: {unconditional}".rstrip())
+            renumbered.append(None)
+            dropped_names.add(str(f.params.get("name", "")))
+            continue
+        if on_put and f.params.get("action") == "fail" and f.params.get("code") and not s3_answers(
+                str(f.params["code"]), "PutObject"):
+            notes.append(f"after {f.after}: the {f.params.get('status')} {f.params['code']} rule on "
+                         f"{f.params['operation']} left out: S3 never answers a PutObject that way")
             renumbered.append(None)
             dropped_names.add(str(f.params.get("name", "")))
             continue

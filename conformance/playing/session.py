@@ -436,7 +436,7 @@ def planned(scenario: Any, spec: str, *, connector: dict[str, str] | None, versi
     from conformance.inputs.targets import named_release
 
     release = named_release(spec) if sc.connector_version is None else None
-    why = sink_inapplicable(scenario.name, spec) or inapplicable(
+    why = sink_inapplicable(scenario.name, spec, scenario) or inapplicable(
         scenario, dataclasses.replace(sc, connector_version=release) if release else sc)
     if why is None:
         return sc
