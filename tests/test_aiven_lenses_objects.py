@@ -207,6 +207,29 @@ def test_a_config_update_of_lenses_kcql_keeps_the_runs_bucket_and_topic(tmp_path
     assert "'flush.count'=3" in kcql
 
 
+def test_a_run_of_several_topics_gives_lenses_a_kcql_statement_for_each(tmp_path):
+    """A generated run of two dotted topics on the real 11.7.2 died at start: "Can't find the KCQL
+    for source topic [Topic(Orders-2024_eu.v10-r124)]" (one statement, for the default topic)."""
+    from adapters.connect.connector_config import fill_config
+    from adapters.connect.profiles import S3Location
+    from conformance.catalog.named import SUITE
+    from conformance.inputs.targets import translation_for
+    from conformance.playing.stack_sharing import on_shared_stack
+    from dataclasses import replace
+
+    base = SUITE["rotate-interval-table"]()
+    two = replace(base, topics={"Orders-2024_eu.v10": 1, "audit.events_v1": 1},
+                  records=[{**r, "topic": ("Orders-2024_eu.v10", "audit.events_v1")[i % 2]}
+                           for i, r in enumerate(base.records)])
+    scenario = on_shared_stack(two, "-r124")
+    spec = "kafka-connect:lenses@11.7.2"
+    config = fill_config(translation_for(spec, scenario.connector).config, PROFILES["lenses"],
+                         S3Location("http://s3", "bkt", "a", "s"), scenario.topics)
+    kcql = config["connect.s3.kcql"]
+    assert "FROM `Orders-2024_eu.v10-r124`" in kcql and "FROM `audit.events_v1-r124`" in kcql
+    assert kcql.count("INSERT INTO bkt:out") == 2
+
+
 def test_lenses_json_store_stops_at_the_first_bytes_value():
     """generated-002 of `--profile ci` on Lenses: a bytes value under STOREAS `JSON` killed the task
     ("Cannot currently write byte array as json", ToJsonDataConverter). The run knows where the

@@ -260,8 +260,8 @@ def lenses_kcql(bucket: str, prefix: str, topic: str, store_as: str, properties:
 
 
 def _lenses_place(config: Mapping[str, str], s3: S3Location) -> dict[str, str]:
-    """The run's bucket in every KCQL statement's INSERT INTO, and, where the config reads one
-    topic and the KCQL one statement, that topic in its FROM (a run renames its topics)."""
+    """The run's bucket in every KCQL statement's INSERT INTO, and, where the KCQL is one
+    statement, one statement for each topic the config reads (a run renames its topics)."""
     kcql = config.get(LENSES_KCQL, "")
     if not kcql:
         return {}
@@ -269,8 +269,10 @@ def _lenses_place(config: Mapping[str, str], s3: S3Location) -> dict[str, str]:
     out = [_KCQL_INSERT.sub(lambda m: f"{m.group(1)}{m.group(2)}{s3.bucket}{m.group(4)}{m.group(5) or ''}", st)
            for st in statements]
     topics = [t.strip() for t in config.get("topics", "").split(",") if t.strip()]
-    if len(out) == 1 and len(topics) == 1:
-        out = [_KCQL_FROM.sub(lambda m: f"{m.group(1)}`{topics[0]}`", out[0], count=1)]
+    if len(out) == 1 and topics:
+        # one statement for every topic the run reads: Lenses fails the task at start for a topic
+        # without one ("Can't find the KCQL for source topic"), as a run of several topics showed
+        out = [_KCQL_FROM.sub(lambda m, t=t: f"{m.group(1)}`{t}`", out[0], count=1) for t in topics]
     return {LENSES_KCQL: ";".join(out)}
 
 
