@@ -610,7 +610,7 @@ def test_904_a_generated_run_with_its_files_left_open_and_no_trace_is_named():
     from types import SimpleNamespace
 
     bug = BY_ID["confluent-wrapped-partitioner-rotation"]
-    stuck = SimpleNamespace(anomaly="commit-stuck", offsets=("orders-10",), observed=4, expected=5)
+    stuck = SimpleNamespace(anomaly="commit-stuck", offsets=("orders-10",), observed=4, expected=5, keys=())
     verdicts = [SimpleNamespace(property="commit-progress", status="fail", witnesses=[stuck])]
     running = SimpleNamespace(trace=None)
     result = SimpleNamespace(verdicts=verdicts, observation=SimpleNamespace(statuses=[running]),
@@ -624,3 +624,17 @@ def test_904_a_generated_run_with_its_files_left_open_and_no_trace_is_named():
     lost_only = SimpleNamespace(verdicts=[SimpleNamespace(property="no-loss", status="fail", witnesses=[])],
                                 observation=SimpleNamespace(statuses=[running]), target=result.target)
     assert bug.shown_by(lost_only) is None
+    # the default profile's generated-015 on 10.6.18: the file the model commits never written,
+    # its record lost, the commit not asked of (no commit-progress failure)
+    missing = SimpleNamespace(anomaly="missing-object", offsets=(), keys=("archive_orders_0_0000000006.avro",),
+                              observed=None, expected=[6])
+    lost = SimpleNamespace(anomaly="lost", offsets=("orders-0@6",), keys=(), observed=None, expected=None)
+    file_open = SimpleNamespace(verdicts=[SimpleNamespace(property="no-loss", status="fail", witnesses=[lost]),
+                                          SimpleNamespace(property="exact-object-set", status="fail",
+                                                          witnesses=[missing])],
+                                observation=SimpleNamespace(statuses=[running]), target=result.target)
+    assert "archive_orders_0_0000000006.avro never written" in (bug.shown_by(file_open) or "")
+    duplicated = SimpleNamespace(verdicts=file_open.verdicts + [SimpleNamespace(property="no-duplicates",
+                                                                                status="fail", witnesses=[])],
+                                 observation=file_open.observation, target=result.target)
+    assert bug.shown_by(duplicated) is None  # #904 writes nothing twice

@@ -300,3 +300,17 @@ def test_R8_1_a_412_is_not_played_on_a_sink_whose_uploads_carry_no_condition():
                                   NotApplicable), spec
     assert not isinstance(planned(ALL_NAMED["retriable-503-on-upload"](), "kafka-connect:aiven@3.4.2",
                                   connector=None, version=None, seed=None), NotApplicable)
+
+
+def test_R6_2_a_generated_stream_with_a_nested_field_name_is_not_played_on_a_release_before_12():
+    # --profile default on real 10.6.18 played one and it ended unknown (the task died at offset 0)
+    import dataclasses
+
+    from conformance.playing.applicable import inapplicable
+    from conformance.playing.session import held_to_release
+
+    generated = dataclasses.replace(ALL_NAMED["field-partition-unsorted"](), name="generated-007")
+    assert "origin.zone" in (inapplicable(generated, held_to_release(generated, "kafka-connect:confluent@10.6.18"))
+                             or "")
+    assert inapplicable(generated, held_to_release(generated, "kafka-connect:confluent@12.1.9")) is None
+    assert inapplicable(generated, held_to_release(generated, "pysink")) is None

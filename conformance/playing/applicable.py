@@ -214,13 +214,17 @@ def _field_partitioner(own: Scenario, fitted: Scenario, cfg: SinkConfig) -> str 
     if cfg.partitioner != "field":
         return (f"partitioner.class={_short(fitted.connector.get('partitioner.class'), 'DefaultPartitioner')}: "
                 "no partition is named after a field's value")
-    dotted = [n for n in cfg.partition_field_names if "." in n]
-    if dotted and not cfg.version.nested_partition_fields:
-        # R6.2: before storage-common 12.0.0 a dotted name is one top-level field's name; records
-        # written for the nested path have none, so the first record stops the task
-        return (f"connector version {cfg.version.text}: partition.field.name {dotted[0]} is one top-level "
-                "field's name before 12.0.0 (R6.2), which these records lack, so the task stops at the first record")
     return None
+
+
+def _nested_field_names(sc: Scenario, cfg: SinkConfig) -> str | None:
+    """R6.2: before storage-common 12.0.0 a dotted partition.field.name is one top-level field's
+    name; records written for the nested path have none, so the first record stops the task."""
+    dotted = [n for n in cfg.partition_field_names if "." in n] if cfg.partitioner == "field" else []
+    if not dotted or cfg.version.nested_partition_fields:
+        return None
+    return (f"connector version {cfg.version.text}: partition.field.name {dotted[0]} is one top-level "
+            "field's name before 12.0.0 (R6.2), which these records lack, so the task stops at the first record")
 
 
 def _multipart(own: Scenario, fitted: Scenario, cfg: SinkConfig) -> str | None:
@@ -332,7 +336,8 @@ def inapplicable(original: Scenario, fitted: Scenario) -> str | None:
         if why:
             return why
     # whatever its point, a scenario whose task can only die before the first object tests nothing
-    return fatal_answer_before_any_object(fitted, cfg) or release_dies_before_any_object(fitted, cfg)
+    return (fatal_answer_before_any_object(fitted, cfg) or release_dies_before_any_object(fitted, cfg)
+            or _nested_field_names(fitted, cfg))
 
 
 def release_dies_before_any_object(sc: Scenario, cfg: SinkConfig) -> str | None:

@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from conformance.playing.session import Session, prepare, redacted_scenario, selected, slug
+from conformance.playing.applicable import inapplicable
+from conformance.playing.session import Session, held_to_release, prepare, redacted_scenario, selected, slug
 
 
 def generated_scenarios(n: int, seed: int | None, derandomize: bool, max_records: int, with_faults: bool = True,
@@ -220,8 +221,8 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
                 sess.skipped_budget += 1
             return
         sc = prepare(sc, connector=connector, version=version, seed=seed)
-        if not selected(sc, spec, sess.props):
-            return
+        if not selected(sc, spec, sess.props) or inapplicable(sc, held_to_release(sc, spec)):
+            return  # a stream the release stops before any object (a nested field name on 10.6.18) tests nothing
         shrinking = hunt["signature"] is not None
         drawn = identity(sc)
         if not shrinking:  # every batch starts with the plainest scenario, and a batch drawn again repeats: run each once

@@ -416,6 +416,15 @@ def prepare(scenario: Any, *, connector: dict[str, str] | None, version: str | N
     return dataclasses.replace(scenario, **changes) if changes else scenario
 
 
+def held_to_release(sc: Any, spec: str) -> Any:
+    """`sc` with the release the target spec names (kafka-connect:confluent@V, model@V) where no
+    --connector-version gave one: the release whose answers decide what the run can test."""
+    from conformance.inputs.targets import named_release
+
+    release = named_release(spec) if sc.connector_version is None else None
+    return dataclasses.replace(sc, connector_version=release) if release else sc
+
+
 def planned(scenario: Any, spec: str, *, connector: dict[str, str] | None, version: str | None, seed: int | None,
             origin: str = "named") -> Any:
     """`prepare`d for the run, or conformance.judging.verdicts.NotApplicable where the user's
@@ -431,13 +440,8 @@ def planned(scenario: Any, spec: str, *, connector: dict[str, str] | None, versi
             raise
         return NotApplicable(scenario.name, spec, e.reason, origin, ())
     # with its own config a scenario is held only to the release's answers (the aspects compare
-    # its config with itself), which may still leave nothing of its point: the release the spec
-    # names where no --connector-version did
-    from conformance.inputs.targets import named_release
-
-    release = named_release(spec) if sc.connector_version is None else None
-    why = sink_inapplicable(scenario.name, spec, scenario) or inapplicable(
-        scenario, dataclasses.replace(sc, connector_version=release) if release else sc)
+    # its config with itself), which may still leave nothing of its point
+    why = sink_inapplicable(scenario.name, spec, scenario) or inapplicable(scenario, held_to_release(sc, spec))
     if why is None:
         return sc
     return NotApplicable(scenario.name, spec, why, origin, tuple(sorted(claimed_properties(sc, spec))))

@@ -148,23 +148,33 @@ def _stuck_commits(result: Any) -> list[Any]:
     return witnesses if witnesses and all(w.anomaly == "commit-stuck" and w.offsets for w in witnesses) else []
 
 
+# what #904 breaks: the files rotate.interval.ms would close stay open (confluent.py's `breaks`)
+HIDDEN_ROTATION_BREAKS = ("exact-object-set", "rotation", "file-count", "commit-progress", "no-loss")
+
+
 def files_left_open_by_a_hidden_rotate_interval(result: Any) -> str | None:
     """#904 leaves no trace: under a wrapped time-based partitioner rotate.interval.ms is never
-    read, so the file it would close stays open (its records unwritten, the partition's commit
-    short of the model's) while the task runs on without an error. The run's commits stuck that
-    way, with no task trace, or None."""
+    read, so a file it would close stays open (a file the model commits missing, its records not
+    written, the partition's commit short of the model's) while the task runs on without an
+    error. A run that failed only that way (the properties #904 breaks, with a missing file or a
+    stuck commit among its witnesses, no task trace), on a release before 12.1.0; or None."""
     from conformance.catalog.known_bugs.matching import version_of
     from reference_impl.versions import parse_version
 
-    stuck = _stuck_commits(result)
+    failed = [v for v in result.verdicts if v.status == "fail"]
     statuses = getattr(result.observation, "statuses", None) or []
-    if not stuck or any(getattr(s, "trace", None) for s in statuses):
+    if (not failed or any(v.property not in HIDDEN_ROTATION_BREAKS for v in failed)
+            or any(getattr(s, "trace", None) for s in statuses)):
         return None
     version = version_of(result)
     if version and parse_version(version) >= (12, 1, 0):
-        return None  # fixed there: a commit stuck on 12.1.0 on is something else
-    return ("commit-progress: " + "; ".join(f"{w.offsets[0]} committed to {w.observed} of {w.expected}" for w in stuck)
-            + ", the task running without an error: the file rotate.interval.ms would close left open")
+        return None  # fixed there: a file left open on 12.1.0 on is something else
+    held = [w for v in failed for w in v.witnesses if w.anomaly in ("commit-stuck", "missing-object")]
+    if not held:
+        return None
+    said = [f"{w.offsets[0]} committed to {w.observed} of {w.expected}" if w.anomaly == "commit-stuck"
+            else f"{(w.keys or ('?',))[0]} never written" for w in held[:3]]
+    return "; ".join(said) + ", the task running without an error: the file rotate.interval.ms would close left open"
 
 
 def commit_stopped_at_tombstones(result: Any) -> str | None:
