@@ -226,3 +226,30 @@ def test_R8_1_a_412_on_complete_is_drawn_only_where_the_complete_is_conditional(
     assert [f.params["name"] for f in that_can_fire(conditional, recs, steps)] == ["f0", "f0" + FOLLOWS, "f1"]
     keys = {**conditional, "store.kafka.keys": "true", "keys.format.class": BASE["format.class"]}
     assert [f.params["name"] for f in that_can_fire(keys, recs, steps)] == ["f1"]
+
+
+def _keys(cfg: dict) -> dict:
+    return {**cfg, "store.kafka.keys": "true", "keys.format.class": BASE["format.class"]}
+
+
+def test_R7_4_R12_3_a_fatal_s3_answer_waits_past_a_tombstones_files_for_a_value_object():
+    """--profile thorough (seed 1) drew generated-450: flush.size=2, keys and headers stored,
+    behavior.on.null.values=write, a tombstone and a record, and a 409 OperationAborted on the
+    second CreateMultipartUpload. The first upload was the tombstone's keys file (R12.3: a
+    tombstone's file has no value object), the second its headers file: the task died with no
+    value object in the bucket. The answer now waits past the uploads that may come before the
+    first value object (both of the tombstone's files), then past that value object's."""
+    from conformance.generators.faults import status_params, uploads_before_a_value_object
+
+    cfg = {**_keys({**BASE, "flush.size": "2", "behavior.on.null.values": "write"}), "store.kafka.headers": "true",
+           "headers.format.class": BASE["format.class"]}
+    recs = [{**r, "headers": [["h", str(i)]]} for i, r in enumerate(_small(2))]
+    tomb = {**recs[0], "value": None}
+    assert uploads_before_a_value_object(cfg, [tomb, recs[1]], 0) == 2
+    rule = FaultStep(1, "s3", status_params(409, "OperationAborted", "CreateMultipartUpload", "f0-s3-status"))
+    [placed] = that_can_fire(cfg, [tomb, recs[1]], [rule])
+    assert placed.params["nth"] == 4  # the tombstone's keys and headers, the value object, then its keys file
+    assert that_can_fire(cfg, recs, [rule])[0].params["nth"] == 2  # no tombstone: the second, as before
+    # a Complete and an UploadPart wait alike
+    complete = FaultStep(1, "s3", status_params(409, "OperationAborted", "CompleteMultipartUpload", "f1"))
+    assert that_can_fire(cfg, [tomb, recs[1]], [complete])[0].params["nth"] == 4
