@@ -226,3 +226,92 @@ def test_R8_1_a_412_on_complete_is_drawn_only_where_the_complete_is_conditional(
     assert [f.params["name"] for f in that_can_fire(conditional, recs, steps)] == ["f0", "f0" + FOLLOWS, "f1"]
     keys = {**conditional, "store.kafka.keys": "true", "keys.format.class": BASE["format.class"]}
     assert [f.params["name"] for f in that_can_fire(keys, recs, steps)] == ["f1"]
+
+
+def _keys(cfg: dict) -> dict:
+    return {**cfg, "store.kafka.keys": "true", "keys.format.class": BASE["format.class"]}
+
+
+def test_R11_4_a_null_key_comes_after_records_that_commit_under_the_config_an_update_sets_before_it():
+    """--profile thorough (seed 1) drew generated-316: keys stored, flush.size=5, five records of
+    one partition ahead of a null key, and an update to flush.size=6 after record 4. The settle came
+    after the five, which the restarted task read again under flush.size=6 and left open; the
+    sixth record, appended for the updated config (closing_a_file), came after the null key, which
+    killed the task with no object written. The records that go first now commit an object under
+    every config the faults update to before the fatal put, the appended ones included."""
+    from conformance.generators.testable import closing_a_file, settled_before_the_fatal_put
+    from conformance.inputs.scenario import Scenario
+
+    cfg = _keys({**BASE, "flush.size": "5"})
+    recs = _small(5)
+    nokey = {**recs[1], "key": None, "value": {"seq": 5, "ts": recs[1]["timestamp"]}}
+    update = FaultStep(4, "update-config", {"config": {"flush.size": "6"}})
+    drawn = Scenario("generated", cfg, {"events": 1}, recs + [nokey], [update])
+    closed = closing_a_file({**cfg, "flush.size": "6"}, drawn.records)  # as the strategy appends for the update
+    assert len(closed) == 7 and closed[:6] == drawn.records
+    sc = settled_before_the_fatal_put(cfg, Scenario("generated", cfg, {"events": 1}, closed, [update]))
+    assert sc.records == closed[:5] + [closed[6], nokey]
+    assert [(f.after, f.kind) for f in sc.faults] == [(4, "update-config"), (6, "quiet")]
+    # without the update the drawn config's five go first, as before
+    plain = settled_before_the_fatal_put(cfg, Scenario("generated", cfg, {"events": 1}, closed, []))
+    assert plain.records == closed and [(f.after, f.kind) for f in plain.faults] == [(5, "quiet")]
+    # an update with the fatal put or after it: the settle before it commits the five
+    later = FaultStep(5, "update-config", {"config": {"flush.size": "6"}})
+    assert settled_before_the_fatal_put(cfg, Scenario("generated", cfg, {"events": 1}, closed, [later])).records == closed
+    # an update no head commits under: the drawn config's head still goes first
+    huge = FaultStep(4, "update-config", {"config": {"flush.size": "9"}})
+    assert fatal_after_a_commit(cfg, closed, [huge]) == (closed, 5)
+
+
+def test_R11_4_R6_7_a_null_key_comes_after_records_that_commit_at_the_clock_the_run_plays_them_at():
+    """--profile thorough (seed 1) drew generated-420: Wallclock with rotate.interval.ms=1000,
+    behavior.on.null.values=write, flush.size=4, a tombstone and three records of one partition
+    ahead of a null key. Read at a clock of 0 the four made one flush.size file; played, the
+    tombstone's time is its record timestamp (2024) and the next record's the clock's (2026), so
+    the tombstone's file rotated alone (R3.2, R6.7), the three stayed open and the null key killed
+    the task. The head is now read at PLAYED_AT, after every record's timestamp."""
+    from conformance.generators.testable import PLAYED_AT
+
+    from adapters.pysink.targets.simulation import SIM_START_MS
+
+    assert PLAYED_AT == SIM_START_MS  # where the embedded sink's clock starts
+    cfg = _keys({**BASE, "flush.size": "3", "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+                 "locale": "en-US", "timezone": "UTC", "timestamp.extractor": "Wallclock",
+                 "rotate.interval.ms": "1000", "behavior.on.null.values": "write"})
+    recs = _small(4)
+    tomb, nokey = {**recs[0], "value": None}, {**recs[3], "key": None}
+    drawn = [tomb, recs[1], recs[2], nokey, recs[3]]
+    stream, put = fatal_after_a_commit(cfg, drawn)
+    assert (stream, put) == ([tomb, recs[1], recs[2], recs[3], nokey], 4)
+    # the model on the head as the simulation plays it: a value object of the three records
+    from conformance.generators.testable import placed_offsets
+    from conformance.inputs.connector_config import sink_config
+    from conformance.inputs.wire import sink_records
+    from reference_impl.engine.model import PutSpec, expect
+
+    head = stream[:put]
+    exp = expect(sink_config(cfg), sink_records(cfg, head, placed_offsets(head)), [PutSpec(SIM_START_MS, put)])
+    assert [list(o.offsets) for o in exp.objects if o.value_object] == [[1, 2, 3]]
+
+
+def test_R7_4_R12_3_a_fatal_s3_answer_waits_past_a_tombstones_files_for_a_value_object():
+    """--profile thorough (seed 1) drew generated-450: flush.size=2, keys and headers stored,
+    behavior.on.null.values=write, a tombstone and a record, and a 409 OperationAborted on the
+    second CreateMultipartUpload. The first upload was the tombstone's keys file (R12.3: a
+    tombstone's file has no value object), the second its headers file: the task died with no
+    value object in the bucket. The answer now waits past the uploads that may come before the
+    first value object (both of the tombstone's files), then past that value object's."""
+    from conformance.generators.faults import status_params, uploads_before_a_value_object
+
+    cfg = {**_keys({**BASE, "flush.size": "2", "behavior.on.null.values": "write"}), "store.kafka.headers": "true",
+           "headers.format.class": BASE["format.class"]}
+    recs = [{**r, "headers": [["h", str(i)]]} for i, r in enumerate(_small(2))]
+    tomb = {**recs[0], "value": None}
+    assert uploads_before_a_value_object(cfg, [tomb, recs[1]], 0) == 2
+    rule = FaultStep(1, "s3", status_params(409, "OperationAborted", "CreateMultipartUpload", "f0-s3-status"))
+    [placed] = that_can_fire(cfg, [tomb, recs[1]], [rule])
+    assert placed.params["nth"] == 4  # the tombstone's keys and headers, the value object, then its keys file
+    assert that_can_fire(cfg, recs, [rule])[0].params["nth"] == 2  # no tombstone: the second, as before
+    # a Complete and an UploadPart wait alike
+    complete = FaultStep(1, "s3", status_params(409, "OperationAborted", "CompleteMultipartUpload", "f1"))
+    assert that_can_fire(cfg, [tomb, recs[1]], [complete])[0].params["nth"] == 4

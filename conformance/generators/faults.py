@@ -164,27 +164,34 @@ def may_stop_the_task(step: FaultStep) -> bool:
             and p.get("code") not in RETRIED_CODES)
 
 
-def first_request_answered(step: FaultStep, cfg: dict[str, str], records: list[dict[str, Any]]) -> int:
+def first_request_answered(step: FaultStep, cfg: dict[str, str], records: list[dict[str, Any]],
+                           batch_starts: Sequence[int] = ()) -> int:
     """The first matching request (counted from when it is armed) an upload rule may answer. An
     answer a sink may die on (may_stop_the_task) that takes the very first one can kill the task
     before any object lands, and the run then tested nothing (conformance.judging.untested), so it
-    answers a later one: the second Create or Complete (the first upload after it was armed has
-    then completed: a value object, or a keys or headers file whose value object went before it,
-    R11.1), or the UploadPart after a whole upload's parts (a record larger than s3.part.size
-    takes more than one). 1 for every other rule, and for a 412 S3 applied (its object is there)."""
+    answers a later one (after_an_upload). 1 for every other rule, and for a 412 S3 applied (its
+    object is there). `batch_starts`: where the schedule's steps let the sink poll (uploads_after)."""
     if not may_stop_the_task(step) or step.params.get("state") == "applied":
         return 1
-    return after_an_upload(step, cfg, records)
+    return after_an_upload(step, cfg, records, batch_starts)
 
 
-def after_an_upload(step: FaultStep, cfg: dict[str, str], records: list[dict[str, Any]]) -> int:
-    """The first matching request (counted from when the rule is armed) that comes after a whole
-    upload completed: the second Create or Complete, or the UploadPart after a whole upload's parts."""
+def after_an_upload(step: FaultStep, cfg: dict[str, str], records: list[dict[str, Any]],
+                    batch_starts: Sequence[int] = ()) -> int:
+    """The first matching request (counted from when the rule is armed) that comes after a value
+    object landed: the Create or Complete after the first value object's upload (its keys and
+    headers files follow it, R11.1), or the UploadPart after its parts (a record larger than
+    s3.part.size takes more than one). The uploads that may come before it (a tombstone's keys
+    and headers files under behavior.on.null.values=write, which have no value object:
+    uploads_before_a_value_object) come first: --profile thorough drew a 409 on the second Create
+    after a tombstone, which took the tombstone's headers file, and the task died with no value
+    object in the bucket."""
+    ahead = uploads_before_a_value_object(cfg, records, min(step.after, len(records)), batch_starts)
     if step.params.get("operation") != "UploadPart":
-        return 2
+        return ahead + 2
     part = int(cfg.get("s3.part.size", "26214400") or 26214400)
     largest = max((len(str(r.get("value"))) for r in records), default=0)
-    return 2 + largest // part
+    return ahead + 2 + largest // part
 
 
 # pauses between records where the wall clock decides boundaries: a put then comes at a time no
@@ -247,6 +254,30 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_star
     rules), and under scheduled rotation also one file per topic-partition that still gets a
     record from i on (a boundary commits what is pending) where the task does not die: a lower
     bound either way."""
+    return _uploads(cfg, records, batch_starts)[0]
+
+
+def uploads_before_a_value_object(cfg: dict[str, str], records: list[dict[str, Any]], start: int,
+                                  batch_starts: Sequence[int] = ()) -> int:
+    """How many of the uploads the records from position `start` on make may come before the
+    first value object among them lands: the files closed by earlier records (a tombstone's under
+    behavior.on.null.values=write is a keys and a headers file with no value object, R12.3), and
+    the files without a value object that the same record closes (a rotation commits all of a
+    topic-partition's open files, R3.1, in no order a reader of the bucket can count on; a value
+    object's own keys and headers files follow it, R11.1). 0 where the model counts no value
+    object among them (its one put sees no boundary of the wall clock): nothing later to wait for."""
+    files = [(t, value, n) for t, value, n in _uploads(cfg, records, batch_starts)[1] if t >= start]
+    first = min((t for t, value, _ in files if value), default=None)
+    if first is None:
+        return 0
+    return sum(n for t, value, n in files if t < first or (t == first and not value))
+
+
+def _uploads(cfg: dict[str, str], records: list[dict[str, Any]],
+             batch_starts: Sequence[int]) -> tuple[list[int], list[tuple[int, bool, int]]]:
+    """uploads_after's counts, and the files they count: (position of the record whose processing
+    commits the file, whether it has a value object, its uploads) for each file the model is sure
+    of that is committed before the task dies."""
     from conformance.inputs.connector_config import sink_config
     from conformance.inputs.wire import sink_records as to_sink_records
     from reference_impl.config import ConfigError
@@ -261,7 +292,7 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_star
         if wallclock:
             exp = expect(config, sink_recs, [PutSpec(T0, len(records))])
     except (ConfigError, ValueError):
-        return []
+        return [], []
     per_file = uploads_per_file(config)
     index = {(r["topic"], int(r["partition"]), off): i for i, (r, off) in enumerate(zip(records, placed))}
     written = [reaches_writer(config, r) for r in records]
@@ -291,20 +322,18 @@ def uploads_after(cfg: dict[str, str], records: list[dict[str, Any]], batch_star
     if dies is not None and dies.rule in ("R12.1", "R12.2"):
         # a fatal null fails its put before any writer runs (R1.4): its batch is never written
         alive = dying_batch
-    closed_at = []  # once per upload
-    for o in exp.objects:
-        if not o.certain:
-            continue  # a file of the put the task dies in may never be uploaded
-        closed_at += [trigger(o)] * ((1 if o.value_object else 0) + len(o.sibling_keys))
-    closed_at = [c for c in closed_at if c < alive]
-    counts = [sum(1 for c in closed_at if c >= i) for i in range(len(records) + 1)]
+    # a file of the put the task dies in may never be uploaded
+    files = [(trigger(o), o.value_object, (1 if o.value_object else 0) + len(o.sibling_keys))
+             for o in exp.objects if o.certain]
+    files = [f for f in files if f[0] < alive]
+    counts = [sum(n for t, _, n in files if t >= i) for i in range(len(records) + 1)]
     # a boundary commits what is pending before the batch the task dies in (the put that kills
     # it may come before any boundary of its own batch)
     if wallclock and config.rotate_schedule_interval_ms > 0:
         for i in range(len(records) + 1):
             pending = {(r["topic"], r["partition"]) for r in records[i:dying_batch] if r.get("value") is not None}
             counts[i] = max(counts[i], len(pending) * per_file)
-    return counts
+    return counts, files
 
 
 def first_failure(config: Any, tp_records: list[tuple[int, Any]], index: dict, records: list[dict[str, Any]]) -> int:
@@ -489,12 +518,12 @@ def that_can_fire(cfg: dict[str, str], records: list[dict[str, Any]], faults: li
                     if (u := clock_free_uploads(c, records, min(f.after, n), n if until is None else until)) is not None]
             if sure:
                 available = min([available] + sure)
-            least = first_request_answered(f, cfg, records)
+            least = first_request_answered(f, cfg, records, cuts)
             if dead is not None and i < dead and f.params.get("action") in ("hang", "stall") \
                     and releases.get(name, len(faults)) > dead:
                 # a sink parked until a restart that dies at once writes nothing after it: an
                 # object lands before the rule parks it, or the run tested nothing
-                least = max(least, after_an_upload(f, cfg, records))
+                least = max(least, after_an_upload(f, cfg, records, cuts))
             if available < least:
                 dropped.add(str(f.params.get("name")))
                 continue

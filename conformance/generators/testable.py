@@ -6,9 +6,11 @@ from __future__ import annotations
 import base64
 import json
 import re
-from typing import Any, Callable
+from dataclasses import replace
+from typing import Any, Callable, Sequence
 
 from conformance.generators import values
+from conformance.inputs.scenario import FaultStep, Scenario
 
 
 def first_written(records: list[dict[str, Any]], keys: bool, headers: bool, fatal_nulls: bool,
@@ -50,7 +52,8 @@ def kills_task_under(cfg: dict[str, str]) -> Callable[[dict[str, Any]], bool]:
     return lambda record: kills_task(record, keys, headers, fatal_nulls)
 
 
-def fatal_after_a_commit(cfg: dict[str, str], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:
+def fatal_after_a_commit(cfg: dict[str, str], records: list[dict[str, Any]],
+                         faults: Sequence[FaultStep] = ()) -> tuple[list[dict[str, Any]], int | None]:
     """The stream with its first task-killing record (kills_task) in a later put than records
     that commit an object, and where that put starts (None: unchanged). A put that holds a
     fatal null fails before any writer runs (R1.4), so a stream whose records all come with its
@@ -59,28 +62,79 @@ def fatal_after_a_commit(cfg: dict[str, str], records: list[dict[str, Any]]) -> 
     themselves (flush.size and the other record-driven rules; under scheduled rotation any one
     record, which the boundary commits while the sink is quiet) go first, in their order, and
     the run lets the sink settle before the rest. Streams whose other records commit nothing
-    stay as drawn."""
-    from conformance.inputs.connector_config import sink_config
-    from conformance.inputs.wire import sink_records
-    from reference_impl.config import ConfigError
-    from reference_impl.engine.model import PutSpec, expect
+    stay as drawn.
 
+    They are read as the run plays them: at a wall clock past every record's timestamp
+    (PLAYED_AT), and, where `faults` (the schedule drawn for the stream) update the config
+    before that put, under each config they may be read with (a config update restarts the
+    task, which reads what it had not committed again under the new one, C3). --profile thorough
+    drew both: a tombstone that opened a Wallclock file under behavior.on.null.values=write,
+    which the next record's time (the clock's, not the tombstone's) rotates alone (R3.2, R6.7);
+    and flush.size raised from 5 to 6 before the put the head was to commit in (its sixth record,
+    appended for the update, came after the fatal one: settled_before_the_fatal_put). Where no head
+    commits under an updated config, the one the drawn config commits goes first still."""
     kills = kills_task_under(cfg)
     fatal = [kills(r) for r in records]
     if not any(fatal):
         return records, None
     good = [r for r, f in zip(records, fatal) if not f]
+    lo = _fewest_committing(cfg, good)
+    if lo is None:
+        return records, None
+    read_with = [cfg]
+    while True:
+        ahead = {id(r) for r in good[:lo]}
+        stream = good[:lo] + [r for r in records if id(r) not in ahead]
+        fatal_put = next(i for i, r in enumerate(stream) if kills(r))
+        configs = [cfg] + _updated_before(cfg, faults, fatal_put)
+        if configs == read_with:
+            return stream, fatal_put
+        longer = [_fewest_committing(c, good) for c in configs]
+        if any(k is None for k in longer):
+            return stream, fatal_put
+        lo, read_with = max(k for k in longer if k is not None), configs
+
+
+def settled_before_the_fatal_put(cfg: dict[str, str], sc: Scenario, settle: bool = True) -> Scenario:
+    """A generated scenario whose stream is complete (the records closing_a_file appends for the
+    config an update sets included) with its records reordered by fatal_after_a_commit under the
+    drawn config `cfg` and the updates its faults make, and, `settle`, a `quiet` step where the
+    fatal put starts: the sink settles on what it can write before the record that kills its task
+    comes. The step goes first among those after as many records, where it stood when it was
+    placed before the faults were drawn."""
+    records, fatal_put = fatal_after_a_commit(cfg, list(sc.records), sc.faults)
+    sc = replace(sc, records=records)
+    if not settle or fatal_put is None:
+        return sc
+    return replace(sc, faults=sorted([FaultStep(fatal_put, "quiet", {"seconds": 30})] + list(sc.faults),
+                                     key=lambda f: f.after))
+
+
+# when a run plays a stream: the embedded sink's virtual clock starts here (its SIM_START_MS,
+# 2026-01-01T00:00:00.250Z) and a real worker's clock is later still; every drawn record's
+# timestamp lies before it (records.T0 is in 2024)
+PLAYED_AT = 1_767_225_600_250
+
+
+def _fewest_committing(cfg: dict[str, str], good: list[dict[str, Any]]) -> int | None:
+    """The fewest records at the head of `good` that commit an object by themselves under `cfg`,
+    read in one put at PLAYED_AT, or None where all of them commit none."""
+    from conformance.inputs.connector_config import sink_config
+    from conformance.inputs.wire import sink_records
+    from reference_impl.config import ConfigError
+    from reference_impl.engine.model import PutSpec, expect
+
     try:
         config = sink_config(cfg)
     except (ConfigError, ValueError):
-        return records, None
+        return None
     scheduled = config.rotate_schedule_interval_ms > 0
 
     def commits(k: int) -> bool:
         """Whether the first k records that kill nothing commit an object by themselves."""
         head = good[:k]
         try:
-            exp = expect(config, sink_records(cfg, head, placed_offsets(head)), [PutSpec(0, k)])
+            exp = expect(config, sink_records(cfg, head, placed_offsets(head)), [PutSpec(PLAYED_AT, k)])
         except (ConfigError, ValueError):
             return False
         if exp.task_failure is not None:
@@ -88,14 +142,23 @@ def fatal_after_a_commit(cfg: dict[str, str], records: list[dict[str, Any]]) -> 
         return any(o.value_object for o in exp.objects) or (scheduled and any(r["value"] is not None for r in head))
 
     if not good or not commits(len(good)):
-        return records, None
+        return None
     lo, hi = 1, len(good)  # a longer head commits what a shorter one did (rotations look only back)
     while lo < hi:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if commits(mid) else (mid + 1, hi)
-    ahead = {id(r) for r in good[:lo]}
-    stream = good[:lo] + [r for r in records if id(r) not in ahead]
-    return stream, next(i for i, r in enumerate(stream) if kills(r))
+    return lo
+
+
+def _updated_before(cfg: dict[str, str], faults: Sequence[FaultStep], at: int) -> list[dict[str, str]]:
+    """The configs the update-config steps of `faults` before record `at` give, one after another."""
+    out, current = [], cfg
+    for f in sorted(faults, key=lambda f: f.after):
+        if f.kind == "update-config" and f.after < at:
+            current = {**current, **{str(k): str(v) for k, v in dict(f.params.get("config", {})).items()}}
+            if current not in out and current != cfg:
+                out.append(current)
+    return out
 
 
 def placed_offsets(records: list[dict[str, Any]]) -> list[int]:
