@@ -148,6 +148,52 @@ def test_generated_protobuf_values_are_a_producers_proto3_message():
     assert v["codes"] == {5: "x"} and v["points"][0].values == {"x": 1, "y": None}
 
 
+# the generator's Protobuf producer: a base schema and the later versions that add fields (records.PROTOBUF_ADDED)
+ORDER = {"type": "struct", "name": "order", "optional": False, "fields": [
+    {"field": "seq", "type": "int64", "optional": False}, {"field": "region", "type": "string", "optional": True},
+    {"field": "points", "type": "array", "optional": True, "items": {"type": "struct", "optional": False, "fields": [
+        {"field": "x", "type": "int32", "optional": False}]}}]}
+
+
+def test_a_dropped_field_is_reserved_in_the_next_version_the_schema_read_the_same():
+    """An older producer's version registered after a newer one under its subject drops the newer
+    fields: its text reserves their numbers and names, in a nested message gone entirely too, in
+    the order ProtobufSchema.canonicalString() writes them back; the model and the Python sink
+    read the same Connect schema and value as from the text without them."""
+    from conformance.generators.records import PROTOBUF_ADDED
+    from conformance.inputs.protobuf_notation import Reserved, dropped_fields, message_layout, producer_schema
+
+    v1 = {**ORDER, "fields": ORDER["fields"] + list(PROTOBUF_ADDED[:2])}
+    v2 = {**ORDER, "fields": ORDER["fields"] + list(PROTOBUF_ADDED)}
+    assert message_layout(v2) == {("Order",): {"seq": 1, "region": 2, "points": 3, "channel": 4, "priority": 5,
+                                               "audit": 6},
+                                  ("Order", "Points"): {"x": 1}, ("Order", "Audit"): {"by": 1}}
+    reserved = dropped_fields([message_layout(ORDER), message_layout(v2)], message_layout(v1))
+    assert reserved == {("Order",): Reserved((6,), ("audit",)), ("Order", "Audit"): Reserved((1,), ("by",))}
+    text = producer_schema(v1, reserved)
+    assert text == ('syntax = "proto3";\npackage com.acme.orders;\n\nmessage Order {\n'
+                    '  reserved 6;\n  reserved "audit";\n\n'
+                    "  int64 seq = 1;\n  optional string region = 2;\n  repeated Points points = 3;\n"
+                    "  optional string channel = 4;\n  optional int32 priority = 5;\n\n"
+                    "  message Points {\n    int32 x = 1;\n  }\n"
+                    '  message Audit {\n    reserved 1;\n    reserved "by";\n  }\n}\n')  # canonicalString()'s own
+    # the oldest version after both: each dropped field, in the order of its number
+    oldest = producer_schema(ORDER, dropped_fields([message_layout(v1), message_layout(v2)], message_layout(ORDER)))
+    assert '  reserved 4, 5, 6;\n  reserved "channel", "priority", "audit";\n\n  int64 seq = 1;\n' in oldest
+    # nothing dropped: the text as before
+    assert producer_schema(v2, dropped_fields([message_layout(ORDER), message_layout(v1)], message_layout(v2))) \
+        == producer_schema(v2)
+    payload = {"seq": 3, "region": "eu", "points": [{"x": 1}], "channel": "web", "priority": 2}
+    _, plain, _ = _read(producer_schema(v1), payload)
+    data, cv, reg = _read(text, payload)
+    assert schema_to_json(cv.schema) == schema_to_json(plain.schema)
+    assert to_json_value(cv.value, cv.schema) == to_json_value(plain.value, plain.schema)
+    rc = dataclasses.replace(RecordConverter.from_config(CFG, "value"), registry=reg)
+    schema, got, _ = rc.read(data, "orders")
+    assert schema == schema_to_json(cv.schema)
+    assert json.loads(json.dumps(got)) == json.loads(json.dumps(to_json_value(cv.value, cv.schema)))
+
+
 @pytest.mark.parametrize("message,payload,expected,connect_type", [
     ("google.protobuf.StringValue", "seq=3 text", "seq=3 text", "string"),
     ("google.protobuf.BytesValue", "AQI=", b"\x01\x02", "bytes"),

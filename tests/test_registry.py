@@ -431,6 +431,47 @@ def test_known_difference_another_schema_type_under_none(either, subject):
         assert reg.versions(s) == [1]
 
 
+def test_known_difference_a_protobuf_version_dropping_fields_needs_them_reserved(either, subject):
+    """Confluent takes a Protobuf version that drops fields under BACKWARD; Apicurio 3.3.3 only
+    when it reserves their numbers and names (a nested message gone included), and never takes a
+    version using a number or name the latest one reserved. What the generator's Protobuf producer
+    writes for an older version after a newer one (records.protobuf_subjects; generated-007 on
+    real 12.1.9: HTTP 409, 2 fields removed without reservation)."""
+    from conformance.generators.records import PROTOBUF_ADDED
+    from conformance.inputs.protobuf_notation import dropped_fields, message_layout, producer_schema
+
+    kind, reg = either
+    base = {"type": "struct", "name": "order", "optional": False,
+            "fields": [{"field": "seq", "type": "int64", "optional": False}]}
+    v0, v1, v2 = base, {**base, "fields": base["fields"] + list(PROTOBUF_ADDED[:2])}, \
+        {**base, "fields": base["fields"] + list(PROTOBUF_ADDED)}
+
+    def reserving(v: dict, *earlier: dict) -> str:
+        return producer_schema(v, dropped_fields([message_layout(e) for e in earlier], message_layout(v)))
+
+    plain, reserved = subject("plain"), subject("reserved")
+    for s in (plain, reserved):
+        reg.register(s, producer_schema(v0), "PROTOBUF")
+        newest = reg.register(s, producer_schema(v2), "PROTOBUF")
+    if kind == "memory":
+        reg.register(plain, producer_schema(v1), "PROTOBUF")
+    else:
+        with pytest.raises(IncompatibleSchema, match="removed without reservation"):
+            reg.register(plain, producer_schema(v1), "PROTOBUF")
+    reg.register(reserved, reserving(v1, v0, v2), "PROTOBUF")
+    assert reg.register(reserved, producer_schema(v2), "PROTOBUF") == newest  # held: its id, no check
+    assert reg.versions(reserved) == [1, 2, 3]
+    # after a drop the dropped fields cannot come back: v1, v0 reserving v1's fields, then v2
+    back = subject("back")
+    reg.register(back, producer_schema(v1), "PROTOBUF")
+    reg.register(back, reserving(v0, v1), "PROTOBUF")
+    if kind == "memory":
+        reg.register(back, producer_schema(v2), "PROTOBUF")
+    else:
+        with pytest.raises(IncompatibleSchema, match="Conflict of reserved"):
+            reg.register(back, producer_schema(v2), "PROTOBUF")
+
+
 # ------------------------------------------------------------------ the server's process
 
 

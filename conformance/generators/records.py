@@ -274,4 +274,51 @@ def sink_records(draw: st.DrawFn, topics: dict[str, int], max_records: int = 40,
         out.append({"topic": t, "partition": p, "timestamp": max(1, ts % 86_400_000 if ts < 0 else ts),
                     "key": draw(values.record_keys(key_kind, seq, null_keys)), "value": value,
                     "headers": draw(values.header_lists(seq, headers_stored))})
-    return first_written(out, keys_stored, headers_stored, fatal_nulls, key_kind)
+    out = first_written(out, keys_stored, headers_stored, fatal_nulls, key_kind)
+    return protobuf_subjects(out, versions, cfg) if converter == "protobuf" and len(versions) > 1 else out
+
+
+def protobuf_subjects(records: list[dict[str, Any]], versions: list[dict[str, Any]],
+                      cfg: dict[str, str]) -> list[dict[str, Any]]:
+    """A Protobuf producer's values as the registry's subjects take them, in the order the
+    records register them. A version a subject first meets after a newer one (an older producer
+    writing a topic the newer one wrote first, or a record first_written moved ahead) drops the
+    newer one's fields: its text reserves their numbers and names (protobuf_notation.dropped_fields),
+    as a registry checking Protobuf evolutions (Apicurio's) requires. Reserved fields never come
+    back, so a drop is kept only where no version above it is still to come to that subject;
+    otherwise the older producer's record is written with the nearest version the subject holds
+    (the smallest newer one: the record's fields are all in it). A version a subject holds is
+    written with the text it was registered with, which the registry finds again without a check.
+    Changed after drawing, so the draws stay the same."""
+    from conformance.inputs.protobuf_notation import (dropped_fields, message_full_name, message_layout,
+                                                      producer_schema)
+    from reference_impl.avro_data import TOPIC_NAME_STRATEGY, subject_for
+
+    plain = {producer_schema(v): k for k, v in enumerate(versions)}
+    layouts = [message_layout(v) for v in versions]
+    strategy = with_worker_converters(cfg).get("value.subject.name.strategy", TOPIC_NAME_STRATEGY)
+    name = message_full_name(versions[0])
+    at = [(i, subject_for(r["topic"], "value", strategy, name), plain[r["value"]["schema"]])
+          for i, r in enumerate(records) if isinstance(r["value"], dict) and r["value"].get("schema") in plain]
+    held: dict[str, dict[int, str]] = {}  # a subject's versions, each with the text it registered
+    history: dict[str, list[int]] = {}  # a subject's versions in the order it registered them
+    out = list(records)
+    for n, (i, subject, k) in enumerate(at):
+        texts, order = held.setdefault(subject, {}), history.setdefault(subject, [])
+        if k not in texts:
+            latest, top = (order[-1], max(order)) if order else (-1, -1)
+            grows = k > top and latest == top  # adds fields to all the subject had: nothing to reserve
+            # a drop nothing newer comes after: no later record of the subject has a version above
+            # it that the subject does not hold yet
+            drops = k < latest and not any(s == subject and v > k and v not in texts for _, s, v in at[n + 1:])
+            if grows or drops:
+                texts[k] = producer_schema(versions[k], dropped_fields((layouts[v] for v in order), layouts[k]))
+                order.append(k)
+            else:
+                newer = [v for v in texts if v > k]
+                k = min(newer) if newer else max(texts)
+        value = records[i]["value"]
+        fields = next(iter(layouts[k].values()))  # the top message's, laid out first
+        out[i] = {**records[i], "value": {**value, "schema": texts[k],
+                                          "payload": {f: x for f, x in value["payload"].items() if f in fields}}}
+    return out

@@ -13,6 +13,13 @@ field holds none; an array of arrays or maps is left out, proto has none); a map
 messages nested in the top one, named after their fields. Schemaless JSON objects (a named
 scenario's, re-expressed) get one struct schema per topic, inferred from every value, each field
 optional.
+
+A later version that no longer has a field an earlier version of its subject had reserves the
+field's number and name (`reserved 9;` and `reserved "audit";`, protobuf's guidance for a dropped
+field), in every message, nested ones too; a nested message that is gone entirely stays as a
+message of its reservations alone. A registry checking Protobuf evolutions (Apicurio's checker)
+refuses a version that drops a field without them, and Confluent's accepts it either way.
+Reserved numbers and names are no fields: the Connect schema ProtobufData reads is the same.
 """
 from __future__ import annotations
 
@@ -21,7 +28,8 @@ import datetime
 import decimal
 import json
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 DATE = "org.apache.kafka.connect.data.Date"
@@ -37,6 +45,24 @@ _IMPORTS = {TIMESTAMP: "google/protobuf/timestamp.proto", DATE: "google/type/dat
 _WELL_KNOWN = {TIMESTAMP: "google.protobuf.Timestamp", DATE: "google.type.Date", TIME: "google.type.TimeOfDay"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+# a message's place in the file: the names of the messages from the top one down to it
+MessagePath = tuple[str, ...]
+# each message's fields, name to number, as producer_schema numbers them
+Layout = dict[MessagePath, dict[str, int]]
+
+
+@dataclass(frozen=True)
+class Reserved:
+    """The field numbers and names a message reserves: earlier versions' fields it no longer has."""
+    numbers: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+
+    def lines(self) -> list[str]:
+        """The reserved statements as ProtobufSchema.canonicalString() writes them back (one
+        statement a kind, its values as written), so the converter finds the version again."""
+        quoted = [f'"{n}"' for n in self.names]
+        return [f"reserved {', '.join(values)};" for values in ([str(n) for n in self.numbers], quoted) if values]
+
 
 def _message_name(name: str) -> str:
     """A message name from a Connect name or a field name (its last dotted part, CamelCase)."""
@@ -45,7 +71,8 @@ def _message_name(name: str) -> str:
     return out if out[0].isalpha() else "M" + out
 
 
-def _type(schema: dict[str, Any], field: str, nested: list[str], imports: set[str]) -> str | None:
+def _type(schema: dict[str, Any], field: str, nested: list[str], imports: set[str], path: MessagePath,
+          layout: Layout, reserved: Mapping[MessagePath, Reserved]) -> str | None:
     """The proto3 type of one value of `schema` (None: proto has no such field)."""
     name, t = schema.get("name"), schema["type"]
     if name == DECIMAL:
@@ -57,7 +84,7 @@ def _type(schema: dict[str, Any], field: str, nested: list[str], imports: set[st
         return _SCALARS[t]
     if t == "struct":
         msg = _message_name(field)
-        nested.append(_message(msg, schema, imports))
+        nested.append(_message(path + (msg,), schema, imports, layout, reserved))
         return msg
     return None
 
@@ -73,37 +100,98 @@ def _kept(f: dict[str, Any]) -> bool:
     return True
 
 
-def _message(name: str, schema: dict[str, Any], imports: set[str]) -> str:
+def _message(path: MessagePath, schema: dict[str, Any], imports: set[str], layout: Layout,
+             reserved: Mapping[MessagePath, Reserved]) -> str:
+    """The message at `path` for a struct schema, its fields numbered by their place in the
+    struct, recording them in `layout`; `reserved`: what each message reserves."""
     lines: list[str] = []
     nested: list[str] = []
+    fields = layout.setdefault(path, {})
     for number, f in enumerate(schema["fields"], start=1):
         if not _kept(f):
             continue
         field, t = f["field"], f["type"]
+        fields[field] = number
         if t == "array":
-            lines.append(f"repeated {_type(f['items'], field, nested, imports)} {field} = {number};")
+            item = _type(f["items"], field, nested, imports, path, layout, reserved)
+            lines.append(f"repeated {item} {field} = {number};")
         elif t == "map":
-            value = _type(f["values"], f"{field}_value", nested, imports)
+            value = _type(f["values"], f"{field}_value", nested, imports, path, layout, reserved)
             lines.append(f"map<{_MAP_KEYS[f['keys']['type']]}, {value}> {field} = {number};")
         else:
-            proto = _type(f, field, nested, imports)
+            proto = _type(f, field, nested, imports, path, layout, reserved)
             scalar = proto in _SCALARS.values()
             lines.append(f"{'optional ' if scalar and f.get('optional') else ''}{proto} {field} = {number};")
-    body = "".join(f"  {line}\n" for line in lines)
-    if nested:
-        # as ProtobufSchemaUtils indents a nested type: every line, blank ones too
-        body += "\n" + "".join(f"  {line}\n" for m in nested for line in m.splitlines())
-    return f"message {name} {{\n{body}}}\n"
+    # nested messages an earlier version had and this one has not: their reservations alone
+    nested += [_gone(p, reserved) for p in _children(path, reserved) if p not in layout]
+    return _body(path[-1], reserved.get(path, Reserved()), lines, nested)
 
 
-def producer_schema(schema: dict[str, Any]) -> str:
-    """The proto3 text a producer registers for a Connect struct schema."""
+def _children(path: MessagePath, reserved: Mapping[MessagePath, Reserved]) -> list[MessagePath]:
+    """The messages directly inside `path` that reserve something, or hold one that does."""
+    return list(dict.fromkeys(p[:len(path) + 1] for p in reserved if len(p) > len(path) and p[:len(path)] == path))
+
+
+def _gone(path: MessagePath, reserved: Mapping[MessagePath, Reserved]) -> str:
+    return _body(path[-1], reserved.get(path, Reserved()), [], [_gone(p, reserved) for p in _children(path, reserved)])
+
+
+def _body(name: str, reserved: Reserved, lines: list[str], nested: list[str]) -> str:
+    """A message as canonicalString() writes one: its reservations, a blank line, its fields, a
+    blank line, its nested messages (a blank line only between two parts that are there)."""
+    parts = [part for part in ("".join(f"  {line}\n" for line in reserved.lines()),
+                               "".join(f"  {line}\n" for line in lines),
+                               # as ProtobufSchemaUtils indents a nested type: every line, blank ones too
+                               "".join(f"  {line}\n" for m in nested for line in m.splitlines())) if part]
+    return f"message {name} {{\n" + "\n".join(parts) + "}\n"
+
+
+def _top(schema: dict[str, Any]) -> MessagePath:
+    return (_message_name(schema.get("name") or "order"),)
+
+
+def producer_schema(schema: dict[str, Any], reserved: Mapping[MessagePath, Reserved] | None = None) -> str:
+    """The proto3 text a producer registers for a Connect struct schema; `reserved`: what each
+    message reserves (dropped_fields), by its path from the top message."""
     imports: set[str] = set()
-    top = _message(_message_name(schema.get("name") or "order"), schema, imports)
+    top = _message(_top(schema), schema, imports, {}, reserved or {})
     head = f'syntax = "proto3";\npackage {PACKAGE};\n'
     if imports:
         head += "\n" + "".join(f'import "{i}";\n' for i in sorted(imports))
     return head + "\n" + top
+
+
+def message_full_name(schema: dict[str, Any]) -> str:
+    """The full name of the producer's message for a Connect struct schema (what a
+    RecordNameStrategy names its subject after)."""
+    return f"{PACKAGE}.{_top(schema)[0]}"
+
+
+def message_layout(schema: dict[str, Any]) -> Layout:
+    """Each message of the producer's text for a Connect struct schema, with its fields' numbers."""
+    layout: Layout = {}
+    _message(_top(schema), schema, set(), layout, {})
+    return layout
+
+
+def dropped_fields(earlier: Iterable[Layout], now: Layout) -> dict[MessagePath, Reserved]:
+    """What each message of a version (`now`) reserves: the numbers and names of fields that
+    earlier versions of its subject had in that message and it has no more (a number still in
+    use by another field is not reserved; a message gone entirely reserves all it had)."""
+    numbers: dict[MessagePath, set[int]] = {}
+    names: dict[MessagePath, dict[str, int]] = {}
+    for before in earlier:
+        for path, fields in before.items():
+            have = now.get(path, {})
+            used = set(have.values())
+            numbers.setdefault(path, set()).update(n for n in fields.values() if n not in used)
+            names.setdefault(path, {}).update((name, n) for name, n in fields.items() if name not in have)
+    out = {}
+    for path in numbers:
+        kept = Reserved(tuple(sorted(numbers[path])), tuple(sorted(names[path], key=lambda x: (names[path][x], x))))
+        if kept.numbers or kept.names:
+            out[path] = kept
+    return out
 
 
 def producer_payload(schema: dict[str, Any], payload: Any) -> Any:
