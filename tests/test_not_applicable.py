@@ -314,3 +314,12 @@ def test_R6_2_a_generated_stream_with_a_nested_field_name_is_not_played_on_a_rel
                              or "")
     assert inapplicable(generated, held_to_release(generated, "kafka-connect:confluent@12.1.9")) is None
     assert inapplicable(generated, held_to_release(generated, "pysink")) is None
+
+
+def test_R8_2_the_head_after_a_412_is_confluents_own_question():
+    # on Lenses 11.7.2 (its puts carry If-None-Match, so the 412 is real) the HEAD rule never fired
+    name = "s3-412-without-the-object-head-403"
+    verdict = planned(ALL_NAMED[name](), "kafka-connect:lenses@11.7.2", connector=None, version=None, seed=None)
+    assert isinstance(verdict, NotApplicable) and "asks no HeadObject" in verdict.reason
+    assert not isinstance(planned(ALL_NAMED["s3-412-without-the-object"](), "kafka-connect:lenses@11.7.2",
+                                  connector=None, version=None, seed=None), NotApplicable)
