@@ -295,7 +295,8 @@ def test_R8_1_a_412_is_not_played_on_a_sink_whose_uploads_carry_no_condition():
     for name in ("s3-412-with-the-object", "s3-412-without-the-object-head-403"):
         verdict = planned(ALL_NAMED[name](), "kafka-connect:aiven@3.4.2", connector=None, version=None, seed=None)
         assert isinstance(verdict, NotApplicable) and "aiven's uploads carry no condition" in verdict.reason
-        for spec in ("kafka-connect:confluent@12.1.9", "kafka-connect:lenses@11.7.2", "pysink"):
+        for spec in ("kafka-connect:confluent@12.1.9", "pysink") + (
+                ("kafka-connect:lenses@11.7.2",) if "head" not in name else ()):  # Lenses asks no HEAD
             assert not isinstance(planned(ALL_NAMED[name](), spec, connector=None, version=None, seed=None),
                                   NotApplicable), spec
     assert not isinstance(planned(ALL_NAMED["retriable-503-on-upload"](), "kafka-connect:aiven@3.4.2",
