@@ -24,8 +24,9 @@ from conformance.judging.untested import dead_while_armed, untested_reason
 from conformance.playing.user_config import unread_topics
 from adapters.s3.rules import s3_answers
 from conformance.generators.faults import FOLLOWS, answers_a_condition
-from conformance.inputs.targets import (connect_profile, connector_profile, data_key_glob_of, make_target, parts_follow_flush, simulated,
-                                 target_kind, translation_for, uploads_of, worker_converters)
+from conformance.inputs.targets import (connect_profile, connector_profile, data_key_glob_of, make_target,
+                                        parts_follow_flush, simulated, target_kind, translation_for, uploads_of,
+                                        worker_converters)
 from conformance.judging.verdicts import PASS, UNKNOWN, Verdict, overall
 from reference_impl.catch_up import catch_up_allowance_s
 from reference_impl.config import SinkConfig
@@ -148,6 +149,12 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
     before = translation_for(target_spec, merged)
     dropped_names: set[str] = set()
     renumbered: list[int | None] = []  # each s3 step's index among this target's s3 steps (None: left out)
+
+    def leave_out(step: FaultStep) -> None:
+        """The rule is not played here: the waits and releases that name it go with it."""
+        renumbered.append(None)
+        dropped_names.add(str(step.params.get("name", "")))
+
     for f in scenario.faults:
         ref = f.params.get("rule")
         if f.kind in ("wait-fired", "release") and ref is not None:
@@ -168,30 +175,26 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
             # CopyObject): a PutObject never gets one, so no deployment sees this
             notes.append(f"after {f.after}: the error-200 rule on {f.params['operation']} left out: S3 never "
                          "answers a PutObject that way")
-            renumbered.append(None)
-            dropped_names.add(str(f.params.get("name", "")))
+            leave_out(f)
             continue
         if unconditional and f.kind == "s3" and (answers_a_condition(f) or str(f.params.get("name", "")).endswith(FOLLOWS)
                                                   and str(f.params["name"])[: -len(FOLLOWS)] in dropped_names):
             # S3 answers 412 only to a request that carries a condition (R8.1), and this sink's never do
             notes.append(f"after {f.after}: the rule on {f.params.get('operation')} answering "
                          f"{f.params.get('status')} {f.params.get('code') or ''} left out: {unconditional}".rstrip())
-            renumbered.append(None)
-            dropped_names.add(str(f.params.get("name", "")))
+            leave_out(f)
             continue
         if on_put and f.params.get("action") == "fail" and f.params.get("code") and not s3_answers(
                 str(f.params["code"]), "PutObject"):
             notes.append(f"after {f.after}: the {f.params.get('status')} {f.params['code']} rule on "
                          f"{f.params['operation']} left out: S3 never answers a PutObject that way")
-            renumbered.append(None)
-            dropped_names.add(str(f.params.get("name", "")))
+            leave_out(f)
             continue
         if (dies_at_error_200 and f.kind == "s3" and f.params.get("action") == "error-200"
                 and any(o.kind == "s3" and o.params.get("action") == "error-200" for o in out)):
             notes.append(f"after {f.after}: a second error-200 rule left out: the first kills the task "
                          f"({SDK_V1_COMPLETE})")
-            renumbered.append(None)
-            dropped_names.add(str(f.params.get("name", "")))
+            leave_out(f)
             continue
         writes_after = max(0, min(len(scenario.records), len(scenario.records) if writes_until is None
                                   else writes_until) - f.after)
@@ -201,8 +204,7 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
                         "record after it")
             notes.append(f"after {f.after}: the rule on {f.params['operation']} left out: {why}, and this "
                          "connector writes each object with one PutObject")
-            renumbered.append(None)
-            dropped_names.add(str(f.params.get("name", "")))
+            leave_out(f)
             continue
         if f.kind == "s3":
             renumbered.append(sum(1 for i in renumbered if i is not None))
