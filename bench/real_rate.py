@@ -1,6 +1,6 @@
 """Real connectors at the speed of their commits: for each real sink, `sinkcheck run --profile ci`
 on a warm stack, its runs a minute and where each run's time goes by phase (start-up, produce,
-faults, wait until quiet, observe, model, check; the warm stack's start-up apart). Figures are printed, never asserted.
+faults, wait until quiet, observe, stop, model, check; the warm stack's start-up apart). Figures are printed, never asserted.
 
     python bench/real_rate.py                                  # every real sink, this tree
     python bench/real_rate.py --sink confluent@12.1.9          # one sink
@@ -33,7 +33,7 @@ SINKS = ("confluent@12.1.9", "aiven@3.4.2", "lenses@11.7.2", "camel@4.18.0", "ic
 # what issue #36 asks of each: Confluent's connector 12 runs a minute, the others 6
 WANTED_PER_MIN = {"confluent": 12.0}
 WANTED_OTHERWISE = 6.0
-PHASES = ("start-up", "produce", "faults", "wait until quiet", "observe", "model", "check")
+PHASES = ("start-up", "produce", "faults", "wait until quiet", "observe", "stop", "model", "check")
 
 
 @dataclass

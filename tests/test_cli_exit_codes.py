@@ -215,6 +215,26 @@ def test_generated_failure_is_shrunk(tmp_path: Path) -> None:
     assert Path(failed[0]["scenario_file"]).exists() and doc["seed"] == 0
 
 
+def test_a_generated_failure_a_known_bug_explains_is_not_shrunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure the catalogue explains (every claimed property it failed is one its known bug
+    breaks, on a release the bug affects: acceptance) is reported as found: the catalogue holds
+    its reproducer, and a shrink on a real connector is a dozen or more runs one after another.
+    The catalogue's entries are for real sinks: this stands one in for the user's target."""
+    import conformance.playing.generated as generated
+
+    entry = {"id": "own-loses-records", "cite": "#1", "version": "1.0", "witness": "no-loss: lost"}
+    monkeypatch.setattr(generated, "explained_by_known_bug", lambda r: entry if r.failed() else None)
+    assert run(tmp_path, "--target", spec(LosingTarget), "--no-named", "--examples", "5", "--no-faults",
+               "--profile", "ci") == Exit.FAILED
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    failed = [e for e in doc["results"] if e["status"] == "fail"]
+    assert failed and len(doc["results"]) == 5
+    assert not any(e["scenario"].endswith("-shrunk") for e in doc["results"])
+    assert "fails as known bug own-loses-records (#1) of 1.0 does (no-loss: lost): not shrunk" in failed[0]["notes"]
+    assert all(f"{failed[0]['scenario']} (no-loss / lost)" in e["notes"] and "not shrunk again" in e["notes"]
+               for e in failed[1:]), failed
+
+
 def test_saved_failures_replay_first_and_heal(tmp_path: Path) -> None:
     FLAKY["lose"] = True
     try:

@@ -7,7 +7,7 @@ import contextlib
 import threading
 import time
 
-from conformance.playing.stack_sharing import stack_schedule
+from conformance.playing.stack_sharing import StackLanes, stack_schedule
 
 
 class Log:
@@ -131,3 +131,42 @@ def test_two_spares_run_three_alone_items_at_once_and_no_more_spares_than_items_
     few = Log()
     stack_schedule(["a1", "a2", "s1"], alone, few.run, workers=1, spare=few.spare(), spares=5)
     assert len(set(few.spare_threads)) == 1
+
+
+def test_lanes_run_shared_items_at_once_and_alone_ones_on_the_spare_one_by_one():
+    """StackLanes: runs handed over one at a time (a batch of generated scenarios drawn ahead),
+    each future giving its run's result; the spare entered on the first alone item and left at
+    close, both on the one thread that ran every alone item."""
+    log = Log()
+    lanes = StackLanes(log.run, alone, workers=3, spare=log.spare())
+    futures = [lanes.submit(item) for item in ITEMS]
+    out = []
+    for f in futures:
+        try:
+            out.append(f.result())
+        except ValueError:
+            out.append("error")
+    lanes.close()
+    assert out == ["s1@main", "a1@spare", "s2@main", "a2@spare", "s3@main", "a3@spare", "error", "a4@spare"]
+    assert len(log.spare_threads) == 2 and len(set(log.spare_threads)) == 1
+    assert log.spare_threads[0] != threading.current_thread().name
+    on_spare = [s for s in log.spans if s[1] == "spare"]
+    assert not any(_overlap(x, y) for x in on_spare for y in on_spare if x is not y)
+    shared = [s for s in log.spans if s[1] == "main"]
+    assert any(_overlap(x, y) for x in shared for y in shared if x is not y)
+    assert any(_overlap(a, s) for a in on_spare for s in shared)
+
+
+def test_lanes_never_run_an_alone_item_beside_the_shared_ones_when_no_spare_starts():
+    log = Log()
+    lanes = StackLanes(log.run, alone, workers=3, spare=log.spare(fail=True))
+    a1 = lanes.submit("a1")
+    s1 = lanes.submit("s1")
+    assert s1.result() == "s1@main"
+    try:
+        a1.result()
+        raise AssertionError("an alone run went on without a stack of its own")
+    except RuntimeError as e:
+        assert "no second stack" in str(e)
+    lanes.close()
+    assert [s[0] for s in log.spans] == ["s1"]

@@ -177,6 +177,14 @@ def batch_test(strategy: Any, batch_seed: int, size: int, body: Any) -> Any:
             given(strategy)(body))))
 
 
+def explained_by_known_bug(result: Any) -> dict[str, Any] | None:
+    """The known bug of the release that ran which explains every claimed property a failed
+    generated run failed (conformance.catalog.known_bugs.matching.acceptance), or None."""
+    from conformance.catalog.known_bugs.matching import acceptance
+
+    return acceptance(result)
+
+
 class _ClaimedFailure(Exception):
     def __init__(self, result: Any) -> None:
         super().__init__(f"{result.scenario.name}: claimed property failed")
@@ -257,6 +265,15 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
         if not shrinking:
             reported.append(result)
             new = [s for s in signatures if s not in found]
+            if new and (bug := explained_by_known_bug(result)) is not None:
+                # its cause is in the catalogue, with a reproducer of its own: a shrink (a dozen
+                # or more real runs one after another) would find only that again
+                for s in new:
+                    found[s] = result.scenario.name
+                result.scenario = dataclasses.replace(result.scenario, notes=(
+                    f"fails as known bug {bug['id']} ({bug['cite'] or 'no upstream issue'}) of {bug['version'] or 'this release'} "
+                    f"does ({bug['witness']}): not shrunk"))
+                return
             if not new:  # passed, or failed only in ways already found and shrunk: shown as it is
                 if signatures:
                     result.scenario = dataclasses.replace(result.scenario, notes=(
@@ -313,7 +330,7 @@ def run_generated(sess: Session, spec: str, n: int, seed: int | None, derandomiz
             n_err = len(sess.errors)
             result = pending.take()
             new = result is not None and any(
-                s not in found for s in failure_signatures(result.all_verdicts()))
+                s not in found for s in failure_signatures(result.all_verdicts())) and explained_by_known_bug(result) is None
             if new:
                 taken_early[k] = (drawn, result)
                 forget(started[i:], keep=pending)

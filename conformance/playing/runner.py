@@ -293,7 +293,9 @@ def zombie_across_update(observation: Observation) -> bool:
     return bool(outliving_phases(observation.faults))
 
 
-PHASES = ("start-up", "produce", "faults", "wait until quiet", "observe", "model", "check")
+# "stop": the connector deleted and its topics and bucket removed (on a warm stack, what the next
+# run on that lane waits for)
+PHASES = ("start-up", "produce", "faults", "wait until quiet", "observe", "stop", "model", "check")
 
 
 class PhaseTimer:
@@ -475,7 +477,8 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
             observation = tgt.observe()
     finally:
         info = _target_info(tgt)
-        tgt.stop()
+        with timer("stop"):
+            tgt.stop()
         if front is not None:
             s3_events = front.events()
             front.stop()

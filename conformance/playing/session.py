@@ -141,6 +141,7 @@ class Session:
     # as the run ends: in the worker that played it, beside the other runs, not after them all
     prepare_report: Callable[[Any], Any] | None = None
     _pool: Any = None  # conformance.playing.workers.RunPool, started by pool_for
+    _lanes: dict[str, Any] = field(default_factory=dict)  # stack_sharing.StackLanes by spec, started by pool_for
 
     def stack_for(self, spec: str, key: str | None = None) -> Any:
         """The warm stack `spec`'s runs share, started on first use: a broker, an S3 server and a
@@ -202,6 +203,9 @@ class Session:
         if self._pool is not None:
             pool, self._pool = self._pool, None
             pool.close()
+        for lanes in self._lanes.values():
+            lanes.close()
+        self._lanes.clear()
         for stack in self.stacks.values():
             try:
                 stack.stop()
@@ -292,13 +296,22 @@ class Session:
         return result
 
     def pool_for(self, spec: str) -> Any:
-        """The worker processes that play `spec`'s runs (conformance.playing.workers.RunPool),
-        started on first use; None where its runs go in this process: a session of one process
-        or of a few runs, or a target that is not simulated (its stacks, processes and wall-clock
-        waits are this process's)."""
+        """What plays `spec`'s submitted runs several at once, started on first use: worker
+        processes for a simulated target (conformance.playing.workers.RunPool), the lanes of its
+        warm stacks for a Kafka Connect target (conformance.playing.stack_sharing.StackLanes:
+        most of a real run is waiting); None where its runs go one at a time in this process: a
+        session of one process, a simulated target's session of a few runs (over before the
+        workers' interpreters would have started), or another target."""
         from conformance.inputs.targets import simulated
 
-        # a handful of runs is over before the workers' interpreters would have started
+        if self.processes > 1 and spec.startswith("kafka-connect:"):
+            if spec not in self._lanes:
+                from conformance.playing.stack_sharing import StackLanes, needs_stack_alone
+
+                self._lanes[spec] = StackLanes(lambda run: self._play_on_stack(spec, *run),
+                                               lambda run: needs_stack_alone(run[0]),
+                                               spare=self.spare_stacks([spec]))
+            return self._lanes[spec]
         if self.processes <= 1 or self.total_hint < 4 * self.processes or not simulated(spec):
             return None
         if self._pool is None:
@@ -308,17 +321,32 @@ class Session:
         return self._pool
 
     def submit(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True) -> "PendingRun":
-        """run_one, started in a worker process where `spec` has them (pool_for), else played
-        here and now. Its PendingRun's `take` gives what run_one would have; the session's
+        """run_one, started in a worker process or on a warm stack's lane where `spec` has them
+        (pool_for), else played here and now. Its PendingRun's `take` gives what run_one would have; the session's
         counts and results follow the order of the takes."""
         pool = self.pool_for(spec)
         if pool is None:
             result = self.run_one(scenario, spec, origin, run_dir, record)
             return PendingRun(self, scenario, spec, origin, run_dir, record, None, result)
+        if spec in self._lanes:
+            self.begin(scenario, spec, run_dir)  # the stack a lane's run goes to is the lane's (_play_on_stack)
+            return PendingRun(self, scenario, spec, origin, run_dir, record, pool.submit((scenario, run_dir)))
         self.begin(scenario, spec, run_dir, save=False)  # writing a large stream's JSON is the worker's work too
         return PendingRun(self, scenario, spec, origin, run_dir, record,
                           pool.submit(scenario, self.saved_scenario(scenario, spec), spec, run_dir, self.plugin_path,
                                       self.prepare_report))
+
+    def _play_on_stack(self, spec: str, scenario: Any, run_dir: Path) -> Any:
+        """One run on a lane of StackLanes: on the stack this thread plays on (the spare on the
+        lane of runs alone), its conformance.playing.workers.Outcome."""
+        from conformance.playing.workers import Outcome, failed
+
+        with self._lock:
+            stack = self.stack_for(spec)
+        try:
+            return Outcome(execute(scenario, spec, run_dir, self.plugin_path, stack))
+        except Exception as e:  # noqa: BLE001 - the session reports it as that run's error
+            return failed(e)
 
     def run_all(self, spec: str, runs: Sequence[tuple[Any, str, Path]]) -> list[Any | None]:
         """run_one of each (scenario, origin, run directory), in order, those of a simulated
@@ -363,9 +391,10 @@ class PendingRun:
 
     def take(self) -> Any | None:
         if self.future is not None:
-            from conformance.playing.workers import handed_over
+            from conformance.playing.workers import Outcome, handed_over
 
-            outcome, self.future = handed_over(self.future.result()), None
+            got, self.future = self.future.result(), None
+            outcome = got if isinstance(got, Outcome) else handed_over(got)  # a lane's, or a worker process's file
             self.result = self.sess.finish(self.scenario, self.spec, self.origin, self.run_dir, outcome, self.record)
         return self.result
 

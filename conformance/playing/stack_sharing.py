@@ -134,3 +134,56 @@ def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable
     for helper in helpers:
         helper.join()
     return [out[i] for i in range(len(items))]
+
+
+class StackLanes:
+    """Runs handed over one at a time (Session.submit: a batch of generated scenarios drawn
+    ahead), played on warm stacks as stack_schedule plays a list: those that touch only their own
+    connector `workers` at a time on the session's stack, those that need a stack alone one by
+    one on a spare stack (`spare()`: entered on the first of them, left at `close`), in a thread
+    of their own that lasts as long as the lanes do, so that a crashed worker's restart lives on.
+    `submit` gives a future of `run(item)`; `processes` is how many runs go at once."""
+
+    def __init__(self, run: Callable[[Any], Any], alone: Callable[[Any], bool], workers: int = STACK_WORKERS,
+                 spare: Callable[[], Any] | None = None):
+        import concurrent.futures
+
+        self.processes = workers + 1
+        self._run, self._alone, self._spare_factory = run, alone, spare
+        self._spare: Any = None  # the entered spare() context, on the lone lane's thread
+        self._spare_failed: Exception | None = None
+        self._shared = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="sinkcheck-stack-run")
+        self._lone = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sinkcheck-spare-stack")
+        self._pending: set[Any] = set()
+
+    def submit(self, item: Any) -> Any:
+        future = (self._lone.submit(self._on_spare, item) if self._alone(item)
+                  else self._shared.submit(self._run, item))
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+        return future
+
+    def _on_spare(self, item: Any) -> Any:
+        if self._spare is None and self._spare_factory is not None:
+            # a spare that cannot start fails the runs that need it: never one alone beside the shared ones
+            if self._spare_failed is not None:
+                raise self._spare_failed
+            entered = self._spare_factory()
+            try:
+                entered.__enter__()
+            except Exception as e:
+                self._spare_failed = RuntimeError(f"the spare stack for the runs that need a stack alone "
+                                                  f"did not start: {type(e).__name__}: {e}")
+                raise self._spare_failed from e
+            self._spare = entered
+        return self._run(item)
+
+    def close(self) -> None:
+        """Wait for the runs under way, then stop the spare stack in the thread that started it.
+        Runs not taken yet at close mean the command was stopped: those not started are dropped."""
+        stopping = any(not f.done() for f in list(self._pending))
+        self._shared.shutdown(wait=True, cancel_futures=stopping)
+        if self._spare is not None:
+            spare, self._spare = self._spare, None
+            self._lone.submit(spare.__exit__, None, None, None)
+        self._lone.shutdown(wait=True, cancel_futures=stopping)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 # how many processes play a simulated target's runs (`SINKCHECK_RUN_PROCESSES=1`: all in the
-# command's own process); default: one per core the command may use
+# command's own process, and a Kafka Connect target's generated runs one at a time, not on the
+# lanes of its warm stacks); default: one per core the command may use
 PROCESSES_ENV = "SINKCHECK_RUN_PROCESSES"
 
 
