@@ -102,9 +102,21 @@ def render_changes(before: dict, after: dict, label: str) -> str:
     return head + ("" if not changes else f", {len(changes)} not:\n  " + "\n  ".join(changes))
 
 
+def shared_layouts() -> Path | None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        from adapters.connect.plugins import shared_root
+    finally:
+        sys.path.remove(str(ROOT))
+    return shared_root()
+
+
 def run_once(tree: Path, sink: str, profile: str, out: Path, extra: list[str]) -> Rate:
     """`sinkcheck run --target kafka-connect:SINK --profile PROFILE` in `tree`'s code, timed."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    shared = shared_layouts()
+    if shared is not None:  # an older tree's worktree is not beside the shared layouts this checkout finds
+        env.setdefault("SINKCHECK_SHARED", str(shared))
     cmd = [sys.executable, "-m", "sinkcheck.cli", "run", "--target", f"kafka-connect:{sink}", "--profile", profile,
            "--out", str(out), "--no-preflight", *extra]
     started = time.monotonic()
@@ -148,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", help="also run each sink on this git revision's tree, side by side")
     ap.add_argument("--from", dest="from_", action="append", type=Path,
                     help="a results.json of a run already made (repeatable): print its figures only")
+    ap.add_argument("--keep", type=Path, help="write each run's output here (DIR/old-N, DIR/new-N), kept for --from")
     ap.add_argument("extra", nargs="*", help="more `sinkcheck run` arguments, after --")
     args = ap.parse_args(argv)
     if args.from_:
@@ -160,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="sinkcheck-real-rate-") as tmp:
-        t = Path(tmp)
+        t = args.keep or Path(tmp)
+        t.mkdir(parents=True, exist_ok=True)
         old = worktree_of(args.against, t) if args.against else None
         try:
             changes = []
