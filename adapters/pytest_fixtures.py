@@ -30,7 +30,7 @@ def _extra_plugin_dirs() -> list[str]:
 
 @pytest.fixture(scope="module")
 def kafka_stack(tmp_path_factory):
-    from adapters.connect.target import plugins_dir
+    from adapters.connect.target import plugins_dir, service_discovery
     from adapters.processes.stack import KafkaStack
 
     from adapters.connect import plugins
@@ -49,7 +49,8 @@ def kafka_stack(tmp_path_factory):
     # text converters by default: Camel's package cannot run on a worker defaulting to JsonConverter
     # (adapters.connect.profiles.CAMEL_WORKER_CONVERTERS); every test here names its converters anyway
     stack = KafkaStack(run_dir, plugin_paths=[pdir], broker_heap="512m", worker_heap="768m",
-                       offset_flush_interval_ms=2000, worker_props=CAMEL_WORKER_CONVERTERS)
+                       offset_flush_interval_ms=2000,
+                       worker_props={**service_discovery(pdir), **CAMEL_WORKER_CONVERTERS})
     stack.missing_plugins = {**missing, **missing_shared}
     try:
         stack.start()

@@ -148,3 +148,31 @@ def test_aiven_with_no_plugin_anywhere_exits_4_before_anything_starts(tmp_path, 
     assert code == Exit.USAGE
     err = capsys.readouterr().err
     assert "Aiven's S3 sink connector 3.4.2" in err and "--plugin-path" in err and "assemble" in err
+
+
+def test_a_laid_out_plugin_declares_its_connector_and_a_worker_reads_manifests_only_then(tmp_path):
+    """A shared layout goes on a run's plugin.path as its files (symlinks: the layout stays as
+    assembled) and a jar declaring its connector class as a ServiceLoader service, so a worker
+    starts under plugin.discovery=service_load without scanning its jars; a user's directory goes
+    as it is, and a plugin.path holding one is scanned. (Real workers start under it in every
+    real-connector test: tests/test_confluent.py and the others.)"""
+    import zipfile
+
+    from adapters.connect.plugins import Plugin
+    from adapters.connect.target import SINK_CONNECTOR_SERVICES, plugins_dir, service_discovery
+
+    layout = hub_download(tmp_path / "cache", "12.1.9")
+    laid = Plugin("confluent", "12.1.9", layout, "../shared/confluent/assemble")
+    pdir, _ = plugins_dir(tmp_path / "run", (), plugins=[laid])
+    mine = pdir / layout.name
+    assert not mine.is_symlink() and (mine / "lib").resolve() == (layout / "lib").resolve()
+    with zipfile.ZipFile(mine / "sinkcheck-service-manifest.jar") as z:
+        assert z.read(SINK_CONNECTOR_SERVICES).decode() == "io.confluent.connect.s3.S3SinkConnector\n"
+    assert not (layout / "sinkcheck-service-manifest.jar").exists()
+    assert service_discovery(pdir) == {"plugin.discovery": "service_load"}
+
+    users = Plugin("confluent", "12.1.9", layout, "--plugin-path")
+    upath, _ = plugins_dir(tmp_path / "run-user", (), plugins=[users])
+    assert (upath / layout.name).is_symlink() and service_discovery(upath) == {}
+    extra, _ = plugins_dir(tmp_path / "run-extra", (), plugins=[laid], extra=[tmp_path / "cache"])
+    assert service_discovery(extra) == {}

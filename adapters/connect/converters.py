@@ -210,7 +210,7 @@ def converter_plugins(cache_root: Path | None = None, *, progress: Callable[[str
                 # Confluent's jars declare no services: this manifest lets a worker with
                 # plugin.discovery=service_load find ProtobufConverter too (what Kafka's
                 # `connect-plugin-path sync-manifests` adds)
-                _write_jar(proto_lib / "sinkcheck-service-manifest.jar", {SERVICES: PROTOBUF_CONVERTER + "\n"})
+                write_jar(proto_lib / "sinkcheck-service-manifest.jar", {SERVICES: PROTOBUF_CONVERTER + "\n"})
             shutil.rmtree(tmp / "classes")
             (tmp / STAMP).write_text(source_hash() + "\n")
             if root.exists():
@@ -260,12 +260,12 @@ def _build_avro_converter(javac: str, lib: Path, classes: Path, out, log: Path) 
         raise ConverterPluginsUnavailable(f"javac could not compile {SOURCES[0].name} (see {log}):\n{tail}")
     files = {str(p.relative_to(classes)): p.read_bytes() for p in sorted(classes.rglob("*.class"))}
     files[SERVICES] = REGISTRY_AVRO_CONVERTER + "\n"
-    _write_jar(lib / "sinkcheck-avro-converter.jar", files)
+    write_jar(lib / "sinkcheck-avro-converter.jar", files)
 
 
-def _write_jar(path: Path, files: Mapping[str, str | bytes]) -> None:
+def write_jar(path: Path, files: Mapping[str, str | bytes]) -> None:
     """A jar (a zip with a manifest first), its entries' times fixed so that it is the same for
-    the same classes."""
+    the same classes (also a plugin's service manifest: adapters.connect.target.plugins_dir)."""
     entries = {"META-INF/MANIFEST.MF": "Manifest-Version: 1.0\r\nCreated-By: sinkcheck\r\n\r\n", **files}
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in entries.items():

@@ -65,8 +65,12 @@ def plugins_dir(run_dir: Path, sets: Sequence[str] = ("filesink",), *,
     d.mkdir(parents=True, exist_ok=True)
     for plugin in plugins:
         link = d / plugin.directory.name
-        if not link.exists():
+        if link.exists():
+            continue
+        if plugin.source == "--plugin-path":  # the user's directory, as it is
             link.symlink_to(plugin.directory, target_is_directory=True)
+        else:
+            laid_out_with_manifest(plugin, link)
     missing: dict[str, str] = {}
     for name in sets:
         try:
@@ -85,6 +89,35 @@ def plugins_dir(run_dir: Path, sets: Sequence[str] = ("filesink",), *,
         if not link.exists():
             link.symlink_to(Path(p).resolve(), target_is_directory=True)
     return d, missing
+
+
+SINK_CONNECTOR_SERVICES = "META-INF/services/org.apache.kafka.connect.sink.SinkConnector"
+
+
+def laid_out_with_manifest(plugin: Plugin, into: Path) -> None:
+    """A plugin from a shared layout as a worker under plugin.discovery=service_load finds it
+    (service_discovery): its files (symlinks into the layout, which stays as assembled) and a jar
+    declaring its connector class as a ServiceLoader service, as Kafka's `connect-plugin-path
+    sync-manifests` would. The connectors' own jars declare none (a worker's start warns of
+    io.confluent.connect.s3.S3SinkConnector), so without it a worker scans every class of the
+    plugin's ~150 jars: 7 s of the 14 s a worker's start spent scanning, under load."""
+    from adapters.connect.profiles import PROFILES
+
+    into.mkdir(parents=True)
+    for entry in sorted(plugin.directory.iterdir()):
+        (into / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    converters.write_jar(into / "sinkcheck-service-manifest.jar",
+                         {SINK_CONNECTOR_SERVICES: PROFILES[plugin.profile].connector_class + "\n"})
+
+
+def service_discovery(pdir: Path) -> dict[str, str]:
+    """The plugin.discovery of a worker whose plugin.path is `pdir` (plugins_dir) and sinkcheck's
+    converter plugins: service_load where sinkcheck laid out every plugin in it, so that a start
+    reads manifests instead of scanning every class (laid_out_with_manifest, and the jar sets of
+    Apache's connectors, which declare theirs); a user's plugin directory may declare none, and
+    is scanned (Kafka's default)."""
+    ours = all((e / "sinkcheck-service-manifest.jar").is_file() or e.name in jars.JAR_SETS for e in pdir.iterdir())
+    return {"plugin.discovery": "service_load"} if ours else {}
 
 
 _bucket_seq = itertools.count(1)
@@ -177,7 +210,7 @@ class KafkaConnectTarget(ConnectFaults, ConnectObserving, Target):
                                     broker_heap=self.broker_heap, worker_heap=self.worker_heap,
                                     offset_flush_interval_ms=self.offset_flush_interval_ms,
                                     with_s3=self.s3_endpoint is None, workers=self.workers,
-                                    worker_props=self.profile.worker_props({}))
+                                    worker_props={**service_discovery(pdir), **self.profile.worker_props({})})
             self.stack.start()
         stack = self.stack
         while len([w for w in stack.workers if w.proc is not None and w.proc.alive]) < self.workers:

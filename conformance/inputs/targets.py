@@ -230,7 +230,7 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
     start of its workers) and the stack's Schema Registry."""
     from adapters.connect import converters, plugins
     from adapters.connect.profiles import PROFILES
-    from adapters.connect.target import plugins_dir
+    from adapters.connect.target import plugins_dir, service_discovery
     from adapters.processes.stack import KafkaStack
 
     check_spec(spec, plugin_path)
@@ -245,7 +245,8 @@ def start_connect_stack(spec: str, run_dir: Path, plugin_path: list[str] | None 
             raise PluginUnavailable(f"the {profile} connector plugin is not available: {'; '.join(missing.values())}")
     conv = converters.converter_plugins() if registry_converters else []
     stack = KafkaStack(run_dir, plugin_paths=[pdir, *conv],
-                       worker_props=PROFILES[profile].worker_props(worker_converters(spec))).start()
+                       worker_props={**service_discovery(pdir),
+                                     **PROFILES[profile].worker_props(worker_converters(spec))}).start()
     if registry_converters:
         # started here, not on a run's first use: a child process dies with the thread that started it
         # (--pdeathsig), and the runs on a warm stack go in threads that end before the stack does
