@@ -9,6 +9,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -445,6 +446,29 @@ def test_a_running_task_in_a_settled_group_behind_the_log_end_is_quiet_after_the
     """Records buffered short of a rotation: every task RUNNING in a Stable group waits the
     settled window (three flush intervals, at least 8 s), not the rebalance window."""
     assert 8 <= _quiet_after(["RUNNING"], stable_s=15) < 12
+
+
+def test_with_no_fault_played_and_no_retried_put_the_settled_window_is_two_flush_intervals(tmp_path):
+    """Where the run played no fault and no task of its connector logged a RetriableException,
+    nothing retries a put: the settled window is two flush intervals (at least 4 s). A task's
+    RetriableException in a worker's log, or a fault played, brings back the 8 s."""
+    def stalled(log_text: str, faults_played: bool) -> float:
+        log = tmp_path / "connect.log"
+        log.write_text("")
+        t = _StalledConnectTarget(["RUNNING"])
+        t.stack = SimpleNamespace(log_paths=lambda: {"worker-1": str(log), "broker": str(tmp_path / "nope")})
+        t.faults_played = faults_played
+        t._mark_worker_logs()
+        log.write_text(log_text)
+        t0 = time.monotonic()
+        assert t.wait_until_quiet(timeout_s=30, stable_s=15)
+        return time.monotonic() - t0
+
+    other = "ERROR WorkerSinkTask{id=another-run-0} RetriableException from SinkTask:\n"
+    assert 4 <= stalled(other, faults_played=False) < 7
+    mine = "ERROR WorkerSinkTask{id=connect-stub-0} RetriableException from SinkTask:\n"
+    assert stalled(other + mine, faults_played=False) >= 8
+    assert stalled("", faults_played=True) >= 8
 
 
 def _connect_rest_answering(answers: list[int]):

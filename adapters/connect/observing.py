@@ -5,6 +5,7 @@ ConnectObserving; they read its stack, REST client and state (adapters.connect.t
 from __future__ import annotations
 
 import copy
+import os
 import threading
 import time
 from typing import Mapping, Sequence
@@ -17,6 +18,14 @@ from adapters.s3.bucket import BucketReader, settled_samples
 
 class ConnectObserving:
     """sample_once, wait_until_quiet, observe and what they need, for KafkaConnectTarget."""
+
+    # whether the run played a fault (an S3 answer, a crash, a rebalance...): the runner says
+    # (conformance.playing.runner); where none, and no task of the connector logged a retriable
+    # failure (_put_retried), nothing retries a put, and quiet behind the log end comes sooner
+    faults_played: bool = True
+    # each worker log's length read so far, from where the run began (_mark_worker_logs)
+    _log_reads: dict[str, int] | None = None
+    _retried: bool = False
 
     def _endpoint(self) -> str:
         assert self.s3_endpoint is not None or (self.stack is not None and self.stack.s3 is not None)
@@ -106,6 +115,42 @@ class ConnectObserving:
         sink's objects are visible before it commits)."""
         return None
 
+    def _mark_worker_logs(self) -> None:
+        """Where each worker's log ends as the connector is submitted: _put_retried reads on."""
+        self._log_reads, self._retried = {}, False
+        for name, path in (self.stack.log_paths() if self.stack is not None else {}).items():
+            if name.startswith("worker"):
+                try:
+                    self._log_reads[path] = os.path.getsize(path)
+                except OSError:
+                    self._log_reads[path] = 0
+
+    def _put_retried(self) -> bool:
+        """Whether a task of this run's connector logged a RetriableException since the run
+        began: Connect then pauses it and delivers the batch again after the connector's
+        retry.backoff.ms (WorkerSinkTask logs "WorkerSinkTask{id=NAME-N} RetriableException from
+        SinkTask"). Unknown (no logs marked) counts as retried."""
+        if self._retried or self._log_reads is None:
+            return True
+        needle, task = b"RetriableException from SinkTask", f"WorkerSinkTask{{id={self.name}-".encode()
+        for path, pos in list(self._log_reads.items()):
+            try:
+                with open(path, "rb") as f:
+                    f.seek(pos)
+                    chunk = f.read()
+            except OSError:
+                continue
+            whole = chunk.rfind(b"\n") + 1  # a line still being written is read again next time
+            self._log_reads[path] = pos + whole
+            at = chunk.find(needle, 0, whole)
+            while at >= 0:
+                line = chunk[chunk.rfind(b"\n", 0, at) + 1:at]
+                if task in line:
+                    self._retried = True
+                    return True
+                at = chunk.find(needle, at + 1, whole)
+        return False
+
     def _task_states(self) -> dict[int, str]:
         """Task id -> the connector's task's state ({} where no worker answers: nothing known of
         the tasks). The fault steps read the same (adapters.connect.faults)."""
@@ -138,7 +183,9 @@ class ConnectObserving:
         a rotation, or a task still catching up), `settled_s` (three flush intervals, at least
         8 s: longer than a put retried after the connector's 5 s retry.backoff.ms) while every
         task is RUNNING and the consumer group Stable with the same members owning every
-        partition; else `stable_s` (default five flush intervals, at least 15 s, longer than a
+        partition (two flush intervals, at least 4 s, where the run played no fault and no task
+        of the connector logged a retriable failure: nothing will retry a put); else `stable_s`
+        (default five flush intervals, at least 15 s, longer than a
         consumer-group rebalance after a crash), or the short window when every task FAILED
         (nothing moves again until a restart: a task the run's S3 answer killed). The members are part of the state, so a member
         joining or leaving (a restarted worker's task, a dead one expelled) starts the window
@@ -150,6 +197,9 @@ class ConnectObserving:
         stable_s = stable_s if stable_s is not None else max(5 * flush_s, 15.0)
         at_end_stable_s = min(stable_s, max(flush_s + 1, 2.0))
         settled_s = min(stable_s, max(3 * flush_s, 8.0))
+        # nothing to retry: two flush intervals (at least 4 s) for a task still taking in the
+        # last records; once a task logs a retriable failure, the longer window again
+        unretried_s = min(settled_s, max(2 * flush_s, 4.0))
         deadline = time.monotonic() + timeout_s
         watch = QuietWatch(self.obs, self._lock, time.monotonic())
         moving = "nothing sampled yet"
@@ -173,7 +223,8 @@ class ConnectObserving:
                 state = (tuple(sorted(committed.items())), listing, uploads, members, dead)
                 stable = watch.unchanged_for(state, time.monotonic())
                 need = (max(stable_s, pending[1]) if pending else at_end_stable_s if not behind or dead
-                        else settled_s if members else stable_s)
+                        else stable_s if not members
+                        else unretried_s if not self.faults_played and not self._put_retried() else settled_s)
                 if stable >= need:
                     return watch.end(True)
                 parts = [f"offsets, objects or uploads changed {stable:.1f}s ago (need {need:.0f}s stable)"]

@@ -245,6 +245,7 @@ class KafkaConnectTarget(ConnectFaults, ConnectObserving, Target):
         self.create_topics(topics)
         self.topics.update(topics)
         self.config = cfg
+        self._mark_worker_logs()
         self._submit_config(cfg)
         self.wait_running(self.running_timeout_s, failed_ok=self.start_may_fail)
         self._start_sampler()

@@ -403,6 +403,8 @@ def run_scenario(scenario: Scenario, target_spec: str, run_dir: Path, *, quiet_t
     if kind == "confluent" and runs and scenario.connector_version != runs:
         # the model holds the connector to the version that runs
         scenario = replace(scenario, connector_version=runs)
+    if hasattr(tgt, "faults_played"):  # a Kafka Connect target: with no fault, nothing retries a put
+        tgt.faults_played = any(f.kind not in ("quiet", "wait") for f in fault_steps)
     claims = claims_for_values(kind, sent, fault_steps, scenario.connector_version, values)
     claim = claims[0]
     cfg = model_config(scenario, kind)
