@@ -133,40 +133,56 @@ def test_two_spares_run_three_alone_items_at_once_and_no_more_spares_than_items_
     assert len(set(few.spare_threads)) == 1
 
 
-def test_lanes_run_shared_items_at_once_and_alone_ones_on_the_spare_one_by_one():
-    """StackLanes: runs handed over one at a time (a batch of generated scenarios drawn ahead),
-    each future giving its run's result; the spare entered on the first alone item and left at
-    close, both on the one thread that ran every alone item."""
-    log = Log()
-    lanes = StackLanes(log.run, alone, workers=3, spare=log.spare())
-    futures = [lanes.submit(item) for item in ITEMS]
+def _taken(futures):
     out = []
     for f in futures:
         try:
             out.append(f.result())
         except ValueError:
             out.append("error")
+    return out
+
+
+def test_lanes_run_shared_items_at_once_and_alone_ones_one_by_one_per_stack():
+    """StackLanes: runs handed over one at a time (a batch of generated scenarios drawn ahead),
+    each future giving its run's result. The runs alone go on the spare (entered on its lane's
+    first run and left at close, both on that lane's thread) and on the session's stack, there
+    only while no shared run is going: never beside another run on the same stack."""
+    log = Log()
+    lanes = StackLanes(log.run, alone, workers=3, spare=log.spare())
+    out = _taken([lanes.submit(item) for item in ITEMS])
     lanes.close()
-    assert out == ["s1@main", "a1@spare", "s2@main", "a2@spare", "s3@main", "a3@spare", "error", "a4@spare"]
+    assert [o.split("@")[0] for o in out] == ["s1", "a1", "s2", "a2", "s3", "a3", "error", "a4"]
+    assert all(o.endswith("@main") for o in out if o.startswith("s"))
     assert len(log.spare_threads) == 2 and len(set(log.spare_threads)) == 1
     assert log.spare_threads[0] != threading.current_thread().name
     on_spare = [s for s in log.spans if s[1] == "spare"]
+    on_main = [s for s in log.spans if s[1] == "main"]
+    assert on_spare and all(alone(s[0]) for s in on_spare)
     assert not any(_overlap(x, y) for x in on_spare for y in on_spare if x is not y)
-    shared = [s for s in log.spans if s[1] == "main"]
+    alone_on_main = [s for s in on_main if alone(s[0])]
+    assert not any(_overlap(a, y) for a in alone_on_main for y in on_main if a is not y)
+    shared = [s for s in on_main if not alone(s[0])]
     assert any(_overlap(x, y) for x in shared for y in shared if x is not y)
     assert any(_overlap(a, s) for a in on_spare for s in shared)
 
 
-def test_lanes_never_run_an_alone_item_beside_the_shared_ones_when_no_spare_starts():
+def test_lanes_with_many_runs_alone_use_both_stacks_at_once():
+    log = Log()
+    lanes = StackLanes(log.run, alone, workers=3, spare=log.spare())
+    out = _taken([lanes.submit(f"a{i}") for i in range(6)])
+    lanes.close()
+    assert {o.split("@")[1] for o in out} == {"main", "spare"}
+    spans = {w: [s for s in log.spans if s[1] == w] for w in ("main", "spare")}
+    assert any(_overlap(x, y) for x in spans["main"] for y in spans["spare"])
+
+
+def test_lanes_leave_the_runs_alone_to_the_session_stack_when_no_spare_starts():
     log = Log()
     lanes = StackLanes(log.run, alone, workers=3, spare=log.spare(fail=True))
-    a1 = lanes.submit("a1")
-    s1 = lanes.submit("s1")
-    assert s1.result() == "s1@main"
-    try:
-        a1.result()
-        raise AssertionError("an alone run went on without a stack of its own")
-    except RuntimeError as e:
-        assert "no second stack" in str(e)
+    futures = [lanes.submit(item) for item in ("a1", "s1", "s2", "a2")]
+    out = _taken(futures)
     lanes.close()
-    assert [s[0] for s in log.spans] == ["s1"]
+    assert out == ["a1@main", "s1@main", "s2@main", "a2@main"]
+    for a in [s for s in log.spans if alone(s[0])]:
+        assert not any(_overlap(a, y) for y in log.spans if y is not a)

@@ -138,52 +138,110 @@ def stack_schedule(items: list[Any], alone: Callable[[Any], bool], run: Callable
 
 class StackLanes:
     """Runs handed over one at a time (Session.submit: a batch of generated scenarios drawn
-    ahead), played on warm stacks as stack_schedule plays a list: those that touch only their own
-    connector `workers` at a time on the session's stack, those that need a stack alone one by
-    one on a spare stack (`spare()`: entered on the first of them, left at `close`), in a thread
-    of their own that lasts as long as the lanes do, so that a crashed worker's restart lives on.
-    `submit` gives a future of `run(item)`; `processes` is how many runs go at once."""
+    ahead), played on warm stacks as stack_schedule plays a list: those that touch only their
+    own connector `workers` at a time on the session's stack; those that need a stack alone one
+    by one on each of two lanes: a spare stack (`spare()`, entered on its lane's first run and
+    left at `close`; one that cannot start leaves its runs to the other lane), and the session's
+    stack while no shared run is going or waiting (the shared ones wait for it). Each lane of
+    runs alone is a thread that lasts as long as the lanes do, so that a crashed worker's
+    restart lives on. `submit` gives a future of `run(item)`; `processes` is how many runs go
+    at once."""
 
     def __init__(self, run: Callable[[Any], Any], alone: Callable[[Any], bool], workers: int = STACK_WORKERS,
                  spare: Callable[[], Any] | None = None):
+        import collections
         import concurrent.futures
+        import threading
 
         self.processes = workers + 1
         self._run, self._alone, self._spare_factory = run, alone, spare
-        self._spare: Any = None  # the entered spare() context, on the lone lane's thread
-        self._spare_failed: Exception | None = None
         self._shared = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="sinkcheck-stack-run")
-        self._lone = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sinkcheck-spare-stack")
+        self._cv = threading.Condition()
+        self._shared_waiting = 0  # shared runs submitted and not started
+        self._shared_going = 0
+        self._stack_alone = False  # a run alone holds the session's stack
+        self._queue: collections.deque[tuple[Any, concurrent.futures.Future[Any]]] = collections.deque()
+        self._closing = False
         self._pending: set[Any] = set()
+        self._lanes = [threading.Thread(target=self._lane, args=(on_spare,), daemon=True,
+                                        name=f"sinkcheck-{'spare' if on_spare else 'session'}-stack-alone")
+                       for on_spare in ((True, False) if spare is not None else (False,))]
+        for lane in self._lanes:
+            lane.start()
 
     def submit(self, item: Any) -> Any:
-        future = (self._lone.submit(self._on_spare, item) if self._alone(item)
-                  else self._shared.submit(self._run, item))
+        import concurrent.futures
+
+        if self._alone(item):
+            future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            with self._cv:
+                self._queue.append((item, future))
+                self._cv.notify_all()
+        else:
+            with self._cv:
+                self._shared_waiting += 1
+            future = self._shared.submit(self._shared_run, item)
         self._pending.add(future)
         future.add_done_callback(self._pending.discard)
         return future
 
-    def _on_spare(self, item: Any) -> Any:
-        if self._spare is None and self._spare_factory is not None:
-            # a spare that cannot start fails the runs that need it: never one alone beside the shared ones
-            if self._spare_failed is not None:
-                raise self._spare_failed
-            entered = self._spare_factory()
-            try:
-                entered.__enter__()
-            except Exception as e:
-                self._spare_failed = RuntimeError(f"the spare stack for the runs that need a stack alone "
-                                                  f"did not start: {type(e).__name__}: {e}")
-                raise self._spare_failed from e
-            self._spare = entered
-        return self._run(item)
+    def _shared_run(self, item: Any) -> Any:
+        with self._cv:
+            self._cv.wait_for(lambda: not self._stack_alone)
+            self._shared_waiting -= 1
+            self._shared_going += 1
+        try:
+            return self._run(item)
+        finally:
+            with self._cv:
+                self._shared_going -= 1
+                self._cv.notify_all()
+
+    def _lane(self, on_spare: bool) -> None:
+        import contextlib
+
+        with contextlib.ExitStack() as entered:
+            if on_spare:
+                with self._cv:  # the spare starts with the first run that needs it
+                    self._cv.wait_for(lambda: self._queue or self._closing)
+                    if self._closing:
+                        return
+                try:
+                    entered.enter_context(self._spare_factory())  # type: ignore[misc]
+                except Exception:  # noqa: BLE001 - its runs go to the session's stack
+                    return
+            while True:
+                with self._cv:
+                    free = (lambda: bool(self._queue)) if on_spare else (
+                        lambda: bool(self._queue) and not self._shared_going and not self._shared_waiting)
+                    self._cv.wait_for(lambda: free() or self._closing)
+                    if not free():
+                        return
+                    item, future = self._queue.popleft()
+                    if not on_spare:
+                        self._stack_alone = True
+                if future.set_running_or_notify_cancel():
+                    try:
+                        future.set_result(self._run(item))
+                    except BaseException as e:  # noqa: BLE001 - the run's error is its future's
+                        future.set_exception(e)
+                if not on_spare:
+                    with self._cv:
+                        self._stack_alone = False
+                        self._cv.notify_all()
 
     def close(self) -> None:
         """Wait for the runs under way, then stop the spare stack in the thread that started it.
         Runs not taken yet at close mean the command was stopped: those not started are dropped."""
         stopping = any(not f.done() for f in list(self._pending))
+        if stopping:
+            with self._cv:
+                for _, future in self._queue:
+                    future.cancel()
+                self._queue.clear()
         self._shared.shutdown(wait=True, cancel_futures=stopping)
-        if self._spare is not None:
-            spare, self._spare = self._spare, None
-            self._lone.submit(spare.__exit__, None, None, None)
-        self._lone.shutdown(wait=True, cancel_futures=stopping)
+        with self._cv:
+            self._closing = True
+            self._cv.notify_all()
+        for lane in self._lanes:
+            lane.join()
