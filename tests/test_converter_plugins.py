@@ -66,7 +66,11 @@ def test_a_worker_gets_the_converter_plugins_only_for_a_config_naming_one(tmp_pa
             raise RuntimeError("stop here")
 
     monkeypatch.setattr(target_mod, "KafkaStack", Stack)
-    monkeypatch.setattr(target_mod, "plugins_dir", lambda run_dir, *a, **kw: (Path(run_dir) / "plugins", {}))
+    def plugins_dir(run_dir, *a, **kw):
+        (Path(run_dir) / "plugins").mkdir(parents=True)
+        return Path(run_dir) / "plugins", {}
+
+    monkeypatch.setattr(target_mod, "plugins_dir", plugins_dir)
     monkeypatch.setattr(converters, "converter_plugins", lambda **kw: [Path("/cache/converters")])
     base = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t"}
     for cfg in (base, {**base, **AVRO_VALUES}):
