@@ -429,3 +429,29 @@ def test_a_rule_armed_while_the_task_was_failed_says_the_sinks_failure_left_it_u
     # a rule that saw matching requests (it waited for a later one) is not this case
     seen = FaultEvent("s3", {**rule.params, "matched": 2}, False)
     assert dead_while_armed(seen, Observation(faults=[seen, crash], statuses=failed)) is None
+
+
+def test_a_table_commits_latency_starts_again_at_the_scenarios_restart_of_its_task():
+    """Iceberg's liveness: a record's latency runs from its produce to the first table sample
+    holding it, but a task the scenario restarts after it FAILED commits nothing while it waits
+    for the restart, so the clock starts again at the restart (the operator's wait is the
+    scenario's). A stand-in for RunData: only what the check reads."""
+    from types import SimpleNamespace
+
+    from adapters.observation import FaultEvent, ProducedRecord
+    from conformance.judging.checks.liveness import _late_table_commits
+
+    def run(faults):
+        produced = [ProducedRecord("events", 0, 0, None, None, b"{}", at_ms=1_000)]
+        sample = SimpleNamespace(at_ms=61_000, objects=("d.parquet",))
+        obs = SimpleNamespace(produced=produced, faults=faults, bucket_samples=[sample])
+        return SimpleNamespace(target="kafka-connect:iceberg", scenario=SimpleNamespace(connector={}),
+                               observation=obs, value_objects=lambda s: s.objects,
+                               offsets_of=lambda obj: [(("events", 0), 0)])
+
+    late, worst = _late_table_commits(run([]))
+    assert [w.anomaly for w in late] == ["late-commit"] and worst == 60.0
+    restarted = FaultEvent("restart-task", {"task": 0}, True, 40_000, 42_000)
+    assert _late_table_commits(run([restarted])) == ([], 21.0)
+    never = FaultEvent("restart-task", {"task": 0}, False, 40_000)
+    assert len(_late_table_commits(run([never]))[0]) == 1
