@@ -327,6 +327,15 @@ def _startup(startup: dict[str, Any] | None) -> str:
             f'<br><small class="muted">{escape(startup["why"])}</small></p>')
 
 
+def _phases(timings: dict[str, float] | None) -> str:
+    """Where the run's time went, phase by phase (conformance.playing.runner.PHASES), the ones
+    that took a tenth of a second or more."""
+    shown = [(p, t) for p, t in (timings or {}).items() if t >= 0.1]
+    if not shown:
+        return ""
+    return '<p class="muted">time: ' + " · ".join(f"{escape(p)} {t:.1f}s" for p, t in shown) + "</p>"
+
+
 def _runs(entries: list[dict[str, Any]]) -> str:
     out = ['<div class="filters">show: ' + "".join(
         f'<button type="button" onclick="filterRuns(\'{s}\')">{s}</button>' for s in ("all", "fail", "unknown", "pass")) + "</div>"]
@@ -339,7 +348,7 @@ def _runs(entries: list[dict[str, Any]]) -> str:
                    + (f'<p><b>tested nothing</b>: {escape(e["untested"])}</p>' if e.get("untested") else "")
                    + _startup(e.get("startup"))
                    + (f'<p class="muted">{escape(e["topic_mapping"])}</p>' if e.get("topic_mapping") else "") +
-                   f'{timeline_svg(e["timeline"], f"timeline-{i}")}'
+                   f'{timeline_svg(e["timeline"], f"timeline-{i}")}{_phases(e.get("timings"))}'
                    f'<p class="muted">config: {escape(e["config_summary"])}</p>{_translation(e)}'
                    f'<details><summary>verdict messages</summary><pre>' +
                    escape("\n".join(f"{v['status']:<8} {'claimed' if v['claimed'] else 'measured'} {v['property']}: {v['message']}" for v in e["verdicts"])) +

@@ -238,3 +238,11 @@ def test_a_target_with_two_claims_gets_a_matrix_column_and_a_junit_suite_per_cla
     assert set(suites) == {"sinkcheck spark-streaming · log", "sinkcheck spark-streaming · listing"}
     skipped = suites["sinkcheck spark-streaming · listing"].find("testcase/skipped").get("message")
     assert skipped.startswith("not claimed by at-least-once (measured: fail)")
+
+
+def test_each_run_in_the_html_shows_where_its_time_went() -> None:
+    from reports.html import _phases
+
+    line = _phases({"start-up": 1.25, "produce": 0.04, "wait until quiet": 4.0, "stop": 0.3})
+    assert line == '<p class="muted">time: start-up 1.2s · wait until quiet 4.0s · stop 0.3s</p>'
+    assert _phases({}) == "" and _phases(None) == ""
