@@ -449,13 +449,18 @@ def test_a_running_task_in_a_settled_group_behind_the_log_end_is_quiet_after_the
 
 
 def test_with_no_fault_played_and_no_retried_put_the_settled_window_is_two_flush_intervals(tmp_path):
-    """Where the run played no fault and no task of its connector logged a RetriableException,
-    nothing retries a put: the settled window is two flush intervals (at least 4 s). A task's
-    RetriableException in a worker's log, or a fault played, brings back the 8 s."""
-    def stalled(log_text: str, faults_played: bool) -> float:
+    """Where the run played no fault, no task of its connector logged a RetriableException and
+    the sink has no wall-clock flush of its own, nothing moves without a record: the settled
+    window is two flush intervals (at least 4 s). A task's RetriableException in a worker's log,
+    a fault played, or a timer of the sink's (Lenses' flush.interval, Confluent's
+    rotate.schedule.interval.ms) brings back the 8 s."""
+    from adapters.connect.profiles import PROFILES
+
+    def stalled(log_text: str, faults_played: bool, profile: str = "confluent", config=None) -> float:
         log = tmp_path / "connect.log"
         log.write_text("")
         t = _StalledConnectTarget(["RUNNING"])
+        t.profile, t.config = PROFILES[profile], config or {}
         t.stack = SimpleNamespace(log_paths=lambda: {"worker-1": str(log), "broker": str(tmp_path / "nope")})
         t.faults_played = faults_played
         t._mark_worker_logs()
@@ -469,6 +474,9 @@ def test_with_no_fault_played_and_no_retried_put_the_settled_window_is_two_flush
     mine = "ERROR WorkerSinkTask{id=connect-stub-0} RetriableException from SinkTask:\n"
     assert stalled(other + mine, faults_played=False) >= 8
     assert stalled("", faults_played=True) >= 8
+    # a sink's own wall-clock timer may write after 4 s of nothing: Lenses' flush.interval did
+    assert stalled("", faults_played=False, profile="lenses") >= 8
+    assert stalled("", faults_played=False, config={"rotate.schedule.interval.ms": "60000"}) >= 8
 
 
 def _connect_rest_answering(answers: list[int]):

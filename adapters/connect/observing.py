@@ -151,6 +151,15 @@ class ConnectObserving:
                 at = chunk.find(needle, at + 1, whole)
         return False
 
+    def _nothing_to_retry(self) -> bool:
+        """Behind the log end with every task RUNNING, whether nothing can move without a record
+        coming: no fault played, no put retried (_put_retried), and no wall-clock timer of the
+        sink's own under its config (ConnectorProfile.timed_flush: Lenses' flush.interval wrote
+        a tail 4 s after the last change)."""
+        profile, config = getattr(self, "profile", None), getattr(self, "config", None) or {}
+        timed = profile is None or profile.timed_flush(config)
+        return not self.faults_played and not timed and not self._put_retried()
+
     def _task_states(self) -> dict[int, str]:
         """Task id -> the connector's task's state ({} where no worker answers: nothing known of
         the tasks). The fault steps read the same (adapters.connect.faults)."""
@@ -183,8 +192,9 @@ class ConnectObserving:
         a rotation, or a task still catching up), `settled_s` (three flush intervals, at least
         8 s: longer than a put retried after the connector's 5 s retry.backoff.ms) while every
         task is RUNNING and the consumer group Stable with the same members owning every
-        partition (two flush intervals, at least 4 s, where the run played no fault and no task
-        of the connector logged a retriable failure: nothing will retry a put); else `stable_s`
+        partition (two flush intervals, at least 4 s, where the run played no fault, no task of
+        the connector logged a retriable failure and the sink has no wall-clock flush of its own
+        under its config: _nothing_to_retry); else `stable_s`
         (default five flush intervals, at least 15 s, longer than a
         consumer-group rebalance after a crash), or the short window when every task FAILED
         (nothing moves again until a restart: a task the run's S3 answer killed). The members are part of the state, so a member
@@ -224,7 +234,7 @@ class ConnectObserving:
                 stable = watch.unchanged_for(state, time.monotonic())
                 need = (max(stable_s, pending[1]) if pending else at_end_stable_s if not behind or dead
                         else stable_s if not members
-                        else unretried_s if not self.faults_played and not self._put_retried() else settled_s)
+                        else unretried_s if self._nothing_to_retry() else settled_s)
                 if stable >= need:
                     return watch.end(True)
                 parts = [f"offsets, objects or uploads changed {stable:.1f}s ago (need {need:.0f}s stable)"]

@@ -68,6 +68,10 @@ class ConnectorProfile:
     # other worker properties its workers run with (plugin.discovery where every jar of the plugin
     # declares its classes as services: the worker then skips scanning them)
     worker_settings: Mapping[str, str] = field(default_factory=dict)
+    # whether, under this (sent) config, the sink writes or commits on a wall-clock timer of its own
+    # with no record arriving (Confluent's rotate.schedule.interval.ms, Lenses' flush.interval,
+    # Iceberg's commit rounds): then a quiet spell short of the settled window proves nothing
+    timed_flush: Callable[[Mapping[str, str]], bool] = field(default=lambda config: False, repr=False)
     # where the bucket (and the topics) sit inside another property (Lenses' KCQL): the keys to
     # set, given the config and the S3 location
     place: Callable[[Mapping[str, str], S3Location], dict[str, str]] | None = field(default=None, repr=False)
@@ -370,6 +374,7 @@ PROFILES: dict[str, ConnectorProfile] = {
             name="confluent",
             connector_class="io.confluent.connect.s3.S3SinkConnector",
             jar_set=None,
+            timed_flush=lambda config: int(str(config.get("rotate.schedule.interval.ms", "-1")).strip() or -1) > 0,
             naming="<topics.dir=topics>/<topic>/partition=<p>/<topic>+<p>+<start offset, 10 digits>.<ext>",
             fill=_confluent,
             defaults={
@@ -428,6 +433,7 @@ PROFILES: dict[str, ConnectorProfile] = {
             name="iceberg",
             connector_class="org.apache.iceberg.connect.IcebergSinkConnector",
             jar_set="iceberg",
+            timed_flush=lambda config: True,
             naming="no object naming to hold it to: Parquet data files under <warehouse>/<namespace>/<table>/data/, "
                    "visible to readers only through the table's snapshots (metadata/)",
             fill=_iceberg,
@@ -452,6 +458,7 @@ PROFILES: dict[str, ConnectorProfile] = {
             name="lenses",
             connector_class="io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector",
             jar_set=None,
+            timed_flush=lambda config: True,
             naming="<prefix>/<topic>/<partition>/<offset of the file's last record, 12 digits>_<earliest ts>_"
                    "<latest ts>.<ext>; exactly-once lock objects under .indexes/",
             fill=_lenses,
