@@ -186,3 +186,18 @@ def test_lanes_leave_the_runs_alone_to_the_session_stack_when_no_spare_starts():
     assert out == ["a1@main", "s1@main", "s2@main", "a2@main"]
     for a in [s for s in log.spans if alone(s[0])]:
         assert not any(_overlap(a, y) for y in log.spans if y is not a)
+
+
+def test_a_session_plays_a_kafka_connect_targets_submitted_runs_on_lanes_unless_it_has_one_process(tmp_path):
+    """Session.pool_for: the lanes of the target's warm stacks for a Kafka Connect target (its
+    generated runs, drawn a batch ahead), started once; SINKCHECK_RUN_PROCESSES=1 (one process)
+    plays them one at a time. Nothing is started until a run needs a stack."""
+    from conformance.playing.session import Session
+
+    spec = "kafka-connect:confluent@12.1.9"
+    sess = Session(tmp_path, None, None, [], processes=2)
+    lanes = sess.pool_for(spec)
+    assert isinstance(lanes, StackLanes) and sess.pool_for(spec) is lanes
+    sess.close()
+    assert not any(t.is_alive() for t in lanes._lanes) and sess.stacks == {}
+    assert Session(tmp_path, None, None, [], processes=1).pool_for(spec) is None
