@@ -202,3 +202,18 @@ def test_R7_4_an_error_inside_completes_200_kills_the_task_with_the_sdk_v1_conne
     assert any("second error-200 rule left out" in n for n in notes)
     same, _ = faults_for_target(sc, "kafka-connect:confluent@12.1.9")
     assert same == list(sc.faults)
+
+
+def test_iceberg_keeps_a_schema_registry_converter_and_reads_other_values_as_schemaless_json():
+    """Iceberg's sink writes Structs or Maps as rows: a deployment reading a registry's wire
+    format keeps its AvroConverter (its Structs are rows); JSON text under another converter is
+    read by JsonConverter without schemas, the Map such a deployment reads. (AvroConverter was
+    replaced too, and `--profile ci` on Iceberg stopped at avro-converter-to-avro with exit 4:
+    JsonConverter refused its records.)"""
+    avro = SUITE["avro-converter-to-avro"]().connector
+    t = translate(avro, PROFILES["iceberg"])
+    assert t.config["value.converter"] == avro["value.converter"] == "io.confluent.connect.avro.AvroConverter"
+    assert t.config["value.converter.schema.registry.url"] == avro["value.converter.schema.registry.url"]
+    text = translate({**avro, "value.converter": STRING_CONVERTER}, PROFILES["iceberg"])
+    assert text.config["value.converter"] == "org.apache.kafka.connect.json.JsonConverter"
+    assert text.config["value.converter.schemas.enable"] == "false"

@@ -353,8 +353,12 @@ def _iceberg_counterparts(config: Mapping[str, str]) -> list[Counterpart]:
            Counterpart("iceberg.control.commit.timeout-ms", str(ICEBERG_COMMIT_TIMEOUT_MS), (),
                        "a commit round missing a task's answer ends after 10 s (the default is 30 s): a task "
                        "restarted with nothing new to read never answers")]
+    from adapters.connect.converters import needs_registry_converters
+
     value = config.get("value.converter", "")
-    if value != JSON_CONVERTER:
+    # a Schema Registry converter (AvroConverter, ProtobufConverter) gives Structs, which Iceberg's
+    # sink writes as rows: a deployment of it reading a registry's wire format keeps that converter
+    if value != JSON_CONVERTER and not needs_registry_converters({"value.converter": value}):
         srcs = ("value.converter",) + tuple(k for k in config if k.startswith("value.converter."))
         out += [Counterpart(k, v, srcs if k == "value.converter" else (),
                             "Iceberg's sink writes Structs or Maps into table rows; the same JSON text read by "
