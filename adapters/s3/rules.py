@@ -208,6 +208,10 @@ class FaultRule:
     # for a "fail" with status 301 (PermanentRedirect): the region the bucket is in, which S3 names
     # in the answer's x-amz-bucket-region header (OTHER_REGION when not given)
     region: str | None = None
+    # armed before the sink starts (the runner's doing, as for a rule on the start-up bucket
+    # check): for a request the sink makes as it starts reading, Lenses' lock written when a
+    # partition is assigned, which would otherwise race the rule being armed
+    at_start: bool = False
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:

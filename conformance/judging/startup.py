@@ -27,8 +27,9 @@ def is_startup_rule(step: Any) -> bool:
 
 
 def armed_before_start(step: Any) -> bool:
-    """A start-up rule the runner arms before the target starts: one at the stream's start."""
-    return is_startup_rule(step) and step.after == 0
+    """An S3 rule the runner arms before the target starts: one at the stream's start on the
+    start-up bucket check, or one that asks for it (FaultRule.at_start)."""
+    return step.kind == "s3" and step.after == 0 and (is_startup_rule(step) or bool(step.params.get("at_start")))
 
 
 def release_of(kind: str, version: str | None) -> tuple[int, ...] | None:

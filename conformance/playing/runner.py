@@ -19,7 +19,8 @@ from conformance.inputs import wire
 from conformance.inputs.connector_config import sink_config
 from conformance.playing.puts import put_schedule
 from conformance.inputs.scenario import FaultStep, Scenario, ScenarioError
-from conformance.judging.startup import armed_before_start, expected_start, startup_call, startup_verdict
+from conformance.judging.startup import (armed_before_start, expected_start, is_startup_rule, startup_call,
+                                         startup_verdict)
 from conformance.judging.untested import dead_while_armed, untested_reason
 from conformance.playing.user_config import unread_topics
 from adapters.s3.rules import s3_answers
@@ -165,7 +166,8 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
                 if renumbered[n] is None:
                     continue
                 f = replace(f, params={**f.params, "rule": renumbered[n]})
-        if armed_before_start(f) and f.params.get("operation") != (call := startup_call(kind, release)):
+        if armed_before_start(f) and is_startup_rule(f) and f.params.get("operation") != (
+                call := startup_call(kind, release)):
             notes.append(f"after {f.after}: the start-up rule on {f.params.get('operation')} is on {call}: "
                          f"{release or 'this release'} checks its bucket with {call} (R1.3)")
             f = replace(f, params={**f.params, "operation": call})
