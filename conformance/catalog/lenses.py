@@ -87,9 +87,11 @@ def errors_on_index() -> Scenario:
 def errors_on_index_as_many_as_retries() -> Scenario:
     """InternalError on one partition's lock object as many times as `connect.s3.http.max.retries`
     says it retries (5): its documentation has the sixth attempt land it. The client makes five
-    in all (CLIENT_ATTEMPTS), and a failed index write is a FatalCloudSinkError
-    (IndexManagerV2.update / createNewIndexFileNoOverwrite), which CloudSinkTask.handleErrors
-    throws as FatalConnectException under every connect.s3.error.policy: the task dies."""
+    in all (CLIENT_ATTEMPTS), and a failed write of the lock as the partition is assigned is a
+    FatalCloudSinkError (IndexManagerV2.createNewIndexFileNoOverwrite), which
+    CloudSinkTask.handleErrors throws as FatalConnectException under every
+    connect.s3.error.policy: the task dies. (A later lock update that fails only holds back the
+    commit: WriterManager logs "Returning no offset to prevent consumer advance", seen on 11.7.2.)"""
     return Scenario("lenses-500-on-index-as-many-as-retries", _lenses(), {"events": 3}, _records(300),
                     # armed before the start: the lock is first written when the partition is assigned,
                     # which can come before a rule armed after the start (the task then met the errors

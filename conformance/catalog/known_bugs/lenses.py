@@ -266,9 +266,10 @@ BUGS: tuple[KnownBug, ...] = (
         triggered_by=lock_write_fails_as_often_as_attempts,
         why="no upstream issue found; the key is documented as \"Number of times to retry the http request\" "
             "(S3ConfigSettings.HTTP_NBR_OF_RETRIES_DOC) but AwsS3ClientCreator.customiseRetryStrategy passes it "
-            "to the SDK as maxAttempts, the first attempt included; IndexManagerV2.update and "
-            "createNewIndexFileNoOverwrite make a failed lock write a FatalCloudSinkError, which "
-            "CloudSinkTask.handleErrors throws as FatalConnectException under every error policy",
+            "to the SDK as maxAttempts, the first attempt included; IndexManagerV2.createNewIndexFileNoOverwrite "
+            "makes a failed lock write at a partition's assignment a FatalCloudSinkError, which "
+            "CloudSinkTask.handleErrors throws as FatalConnectException under every error policy (a later "
+            "update's failure only holds back the commit: \"Returning no offset to prevent consumer advance\")",
         breaks=TASK_FAILED,
     ),
     KnownBug(
