@@ -70,6 +70,18 @@ def execute(scenario: Any, spec: str, run_dir: Path, plugin_path: list[str] | No
 _STACK_RUNS = itertools.count(1)
 
 
+def executed(scenario: Any, spec: str, run_dir: Path, plugin_path: list[str] | None = None, stack: Any = None,
+             tag: str | None = None) -> Any:
+    """execute's run as a conformance.playing.workers.Outcome: its result, or how it failed (the
+    session reports that as the run's error)."""
+    from conformance.playing.workers import Outcome, failed
+
+    try:
+        return Outcome(execute(scenario, spec, run_dir, plugin_path, stack, tag))
+    except Exception as e:  # noqa: BLE001 - the run's error, reported beside the results
+        return failed(e)
+
+
 def only_properties(result: Any, props: set[str] | None) -> Any:
     if not props:
         return result
@@ -243,13 +255,8 @@ class Session:
 
     def run_one(self, scenario: Any, spec: str, origin: str, run_dir: Path, record: bool = True,
                 tag: str | None = None, stack_key: str | None = None) -> Any | None:
-        from conformance.playing.workers import Outcome, failed
-
         stack = self.begin(scenario, spec, run_dir, stack_key)
-        try:
-            outcome = Outcome(execute(scenario, spec, run_dir, self.plugin_path, stack, tag))
-        except Exception as e:
-            outcome = failed(e)
+        outcome = executed(scenario, spec, run_dir, self.plugin_path, stack, tag)
         return self.finish(scenario, spec, origin, run_dir, outcome, record)
 
     def begin(self, scenario: Any, spec: str, run_dir: Path, stack_key: str | None = None, save: bool = True) -> Any:
@@ -339,14 +346,9 @@ class Session:
     def _play_on_stack(self, spec: str, scenario: Any, run_dir: Path) -> Any:
         """One run on a lane of StackLanes: on the stack this thread plays on (the spare on the
         lane of runs alone), its conformance.playing.workers.Outcome."""
-        from conformance.playing.workers import Outcome, failed
-
         with self._lock:
             stack = self.stack_for(spec)
-        try:
-            return Outcome(execute(scenario, spec, run_dir, self.plugin_path, stack))
-        except Exception as e:  # noqa: BLE001 - the session reports it as that run's error
-            return failed(e)
+        return executed(scenario, spec, run_dir, self.plugin_path, stack)
 
     def run_all(self, spec: str, runs: Sequence[tuple[Any, str, Path]]) -> list[Any | None]:
         """run_one of each (scenario, origin, run directory), in order, those of a simulated

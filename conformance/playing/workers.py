@@ -86,14 +86,11 @@ def play(scenario_file: Path, spec: str, run_dir: Path, plugin_path: list[str] |
     """One run of `spec` (a simulated target: no stack) in a worker: the scenario, and the
     scenario.json to save (Session.saved_scenario), from `scenario_file`; its Outcome to the
     file returned, with what `prepare_report` derives of its result kept in it."""
-    from conformance.playing.session import execute
+    from conformance.playing.session import executed
 
     scenario, saved = handed_over(scenario_file)
     saved.save(run_dir / "scenario.json")
-    try:
-        outcome = Outcome(execute(scenario, spec, run_dir, plugin_path))
-    except Exception as e:  # noqa: BLE001 - the session reports it as that run's error
-        outcome = failed(e)
+    outcome = executed(scenario, spec, run_dir, plugin_path)
     if outcome.result is not None and prepare_report is not None:
         prepare_report(outcome.result)
     if outcome.result is not None and outcome.result.scenario is scenario:
