@@ -68,6 +68,8 @@ POM = HERE / "pom.xml"
 SOURCES = (HERE / "src" / "sinkcheck" / "connect" / "RegistryAvroConverter.java",)
 STAMP = ".sinkcheck-stamp"
 SERVICES = "META-INF/services/org.apache.kafka.connect.storage.Converter"
+# the jar sinkcheck adds to a plugin directory to declare its classes as services
+SERVICE_MANIFEST_JAR = "sinkcheck-service-manifest.jar"
 
 
 class ConverterPluginsUnavailable(plugins.PluginUnavailable):
@@ -210,7 +212,7 @@ def converter_plugins(cache_root: Path | None = None, *, progress: Callable[[str
                 # Confluent's jars declare no services: this manifest lets a worker with
                 # plugin.discovery=service_load find ProtobufConverter too (what Kafka's
                 # `connect-plugin-path sync-manifests` adds)
-                write_jar(proto_lib / "sinkcheck-service-manifest.jar", {SERVICES: PROTOBUF_CONVERTER + "\n"})
+                write_jar(proto_lib / SERVICE_MANIFEST_JAR, {SERVICES: PROTOBUF_CONVERTER + "\n"})
             shutil.rmtree(tmp / "classes")
             (tmp / STAMP).write_text(source_hash() + "\n")
             if root.exists():

@@ -106,7 +106,7 @@ def laid_out_with_manifest(plugin: Plugin, into: Path) -> None:
     into.mkdir(parents=True)
     for entry in sorted(plugin.directory.iterdir()):
         (into / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    converters.write_jar(into / "sinkcheck-service-manifest.jar",
+    converters.write_jar(into / converters.SERVICE_MANIFEST_JAR,
                          {SINK_CONNECTOR_SERVICES: PROFILES[plugin.profile].connector_class + "\n"})
 
 
@@ -116,7 +116,7 @@ def service_discovery(pdir: Path) -> dict[str, str]:
     reads manifests instead of scanning every class (laid_out_with_manifest, and the jar sets of
     Apache's connectors, which declare theirs); a user's plugin directory may declare none, and
     is scanned (Kafka's default)."""
-    ours = all((e / "sinkcheck-service-manifest.jar").is_file() or e.name in jars.JAR_SETS for e in pdir.iterdir())
+    ours = all((e / converters.SERVICE_MANIFEST_JAR).is_file() or e.name in jars.JAR_SETS for e in pdir.iterdir())
     return {"plugin.discovery": "service_load"} if ours else {}
 
 

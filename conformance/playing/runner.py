@@ -166,8 +166,7 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
                 if renumbered[n] is None:
                     continue
                 f = replace(f, params={**f.params, "rule": renumbered[n]})
-        if armed_before_start(f) and is_startup_rule(f) and f.params.get("operation") != (
-                call := startup_call(kind, release)):
+        if is_startup_rule(f) and f.after == 0 and f.params.get("operation") != (call := startup_call(kind, release)):
             notes.append(f"after {f.after}: the start-up rule on {f.params.get('operation')} is on {call}: "
                          f"{release or 'this release'} checks its bucket with {call} (R1.3)")
             f = replace(f, params={**f.params, "operation": call})

@@ -210,10 +210,12 @@ class StackLanes:
                     entered.enter_context(self._spare_factory())  # type: ignore[misc]
                 except Exception:  # noqa: BLE001 - its runs go to the session's stack
                     return
+
+            def free() -> bool:  # a run alone to take, and (on the session's stack) no shared run going or waiting
+                return bool(self._queue) and (on_spare or not (self._shared_going or self._shared_waiting))
+
             while True:
                 with self._cv:
-                    free = (lambda: bool(self._queue)) if on_spare else (
-                        lambda: bool(self._queue) and not self._shared_going and not self._shared_waiting)
                     self._cv.wait_for(lambda: free() or self._closing)
                     if not free():
                         return

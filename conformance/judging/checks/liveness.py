@@ -65,8 +65,8 @@ def _late_table_commits(d: RunData) -> tuple[list[Witness], float]:
     # a task the scenario restarts (restart-task or -connector: an operator's act, after it FAILED) commits
     # nothing while it waits for the restart: that wait is the scenario's, so a record's clock
     # starts again at the restart
-    restarts = sorted(f.at_ms for f in d.observation.faults
-                      if f.kind in ("restart-task", "restart-connector") and f.fired and f.at_ms)
+    restarts = [f.at_ms for f in d.observation.faults
+                if f.kind in ("restart-task", "restart-connector") and f.fired and f.at_ms]
     first_seen: dict[tuple[str, int, int], int] = {}
     for sample in sorted(d.observation.bucket_samples, key=lambda b: b.at_ms):
         for obj in d.value_objects(sample):
