@@ -435,7 +435,7 @@ def test_a_table_commits_latency_starts_again_at_the_scenarios_restart_of_its_ta
     """Iceberg's liveness: a record's latency runs from its produce to the first table sample
     holding it, but a task the scenario restarts after it FAILED commits nothing while it waits
     for the restart, so the clock starts again at the restart (the operator's wait is the
-    scenario's). A stand-in for RunData: only what the check reads."""
+    scenario's); the same at the release of an S3 call the scenario held. A stand-in for RunData: only what the check reads."""
     from types import SimpleNamespace
 
     from adapters.observation import FaultEvent, ProducedRecord
@@ -455,3 +455,8 @@ def test_a_table_commits_latency_starts_again_at_the_scenarios_restart_of_its_ta
     assert _late_table_commits(run([restarted])) == ([], 21.0)
     never = FaultEvent("restart-task", {"task": 0}, False, 40_000)
     assert len(_late_table_commits(run([never]))[0]) == 1
+    # a data file's PutObject the scenario held from 5 s to 35 s: the clock starts at its release
+    held = FaultEvent("s3", {"operation": "PutObject", "action": "hang"}, True, 5_000, 35_000)
+    assert _late_table_commits(run([held])) == ([], 26.0)
+    failed_fast = FaultEvent("s3", {"operation": "PutObject", "action": "fail", "status": 500}, True, 5_000, 35_000)
+    assert len(_late_table_commits(run([failed_fast]))[0]) == 1

@@ -249,7 +249,8 @@ def iceberg_claim(config: dict[str, str], faults: Iterable[FaultStep] = ()) -> C
                  lost + ("exactly-once delivery through the table: a reader of the current snapshot sees each record once",
                   f"liveness: a table commit within iceberg.control.commit.interval-ms ({interval:g} s) plus "
                   f"its commit timeout ({timeout:g} s) plus {ICEBERG_COMMIT_BOUND_S:.0f} s (from the scenario's "
-                  "restart of a task where one came between: the wait for it is the scenario's)",
+                  "restart of a task, or release of an S3 call it held, where one came between: the wait for it "
+                  "is the scenario's)",
                   "a task commits its source offsets with the files it sends the coordinator, before the table "
                   "commit: the offsets run ahead of the table until the commit (the control topic holds the "
                   "files meanwhile), so commit-safety is measured, not claimed",

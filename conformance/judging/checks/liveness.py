@@ -52,7 +52,8 @@ def liveness(d: RunData) -> Verdict:
 
 def _late_table_commits(d: RunData) -> tuple[list[Witness], float]:
     """A table sink's commit latency: for each record in the final snapshot, from its produce (or
-    the scenario's last restart of a task before it showed) to the first table sample holding it.
+    the scenario's last restart of a task, or release of an S3 call it held, before it showed) to
+    the first table sample holding it.
     Late: beyond the commit interval plus the claim's bound."""
     from adapters.connect.profiles import iceberg_commit_timing_s
     from conformance.judging.claims import ICEBERG_COMMIT_BOUND_S
@@ -63,10 +64,13 @@ def _late_table_commits(d: RunData) -> tuple[list[Witness], float]:
     bound = interval_s + timeout_s + ICEBERG_COMMIT_BOUND_S
     produced_at = {(p.topic, p.partition, p.offset): p.at_ms for p in d.observation.produced}
     # a task the scenario restarts (restart-task or -connector: an operator's act, after it FAILED) commits
-    # nothing while it waits for the restart: that wait is the scenario's, so a record's clock
-    # starts again at the restart
+    # nothing while it waits for the restart, and a task whose S3 call the scenario holds (a hang)
+    # nothing until S3 answers: those waits are the scenario's, so a record's clock starts again
+    # at the restart, or at the held call's release
     restarts = [f.at_ms for f in d.observation.faults
                 if f.kind in ("restart-task", "restart-connector") and f.fired and f.at_ms]
+    restarts += [f.until_ms for f in d.observation.faults
+                 if f.kind == "s3" and f.params.get("action") == "hang" and f.fired and f.until_ms]
     first_seen: dict[tuple[str, int, int], int] = {}
     for sample in sorted(d.observation.bucket_samples, key=lambda b: b.at_ms):
         for obj in d.value_objects(sample):
