@@ -134,6 +134,9 @@ WORKAROUND_PAIRS: list[tuple[str, str, str, dict[str, str | None]]] = [
     # no release fixes it: one task, so no second createNamespace at once (the race lost 4 of 6 runs
     # with four tasks)
     ("iceberg-namespace-create-race", "iceberg-tasks-create-namespace-at-once", "1.12.0", {"tasks.max": "1"}),
+    # its affected run is the loss: the records after the join carried the kept partitions' offsets past 0-2
+    ("iceberg-revoke-drops-kept-uncommitted-records", "iceberg-cooperative-revoke-before-first-commit", "1.12.0",
+     {"consumer.override.partition.assignment.strategy": None}),
 ]
 
 
@@ -325,6 +328,40 @@ def test_lenses_cooperative_rebalance_is_named_where_it_leaves_no_trace():
     assert bug.shown_by(replace(run.result, verdicts=lost)) is None
 
 
+def test_icebergs_cooperative_revoke_is_named_where_it_leaves_no_trace_and_accepted_for_a_generated_run():
+    """iceberg-cooperative-revoke-before-first-commit without the 12 records after the join, on the
+    real Iceberg 1.12.0 (replayed with --fixtures): both tasks RUNNING, no trace, no-loss holds,
+    and the two partitions the revoked task kept were never committed (its close dropped their
+    records and sought back only committed partitions). `--profile ci` generated-009 failed the
+    same way. The bug is named by its verdicts, under any scenario name, and explains every
+    claimed property the run failed, so a generated run of this shape is not shrunk; without the
+    membership change, with the eager assignor, with one task, or with a partition committed part
+    of the way, it is not named."""
+    from dataclasses import replace
+
+    from conformance.catalog.known_bugs.matching import acceptance
+
+    bug = BY_ID["iceberg-revoke-drops-kept-uncommitted-records"]
+    run = fidelity.replay(fidelity.load(FIDELITY / "iceberg-1.12.0--cooperative-revoke-nothing-after.json"))
+    assert run.disagreements() == [] and run.fixture["trace"] is None
+    assert {v.property for v in run.verdicts if v.status == "fail" and v.claimed} == {"commit-progress"}
+    generated = replace(run.result, scenario=replace(run.result.scenario, name="generated-009"))
+    witness = reproduction(bug, generated)
+    assert witness is not None and "events-0 committed to None of 3" in witness, witness
+    accepted = acceptance(generated)
+    assert accepted is not None and accepted["id"] == bug.id, accepted
+    sc = generated.scenario
+    eager = {k: v for k, v in sc.connector.items() if k != "consumer.override.partition.assignment.strategy"}
+    assert reproduction(bug, replace(generated, scenario=replace(sc, connector=eager))) is None
+    assert reproduction(bug, replace(generated, scenario=replace(sc, connector={**sc.connector, "tasks.max": "1"}))) is None
+    assert reproduction(bug, replace(generated, scenario=replace(sc, faults=[f for f in sc.faults
+                                                                              if f.kind != "add-worker"]))) is None
+    progress = next(v for v in generated.verdicts if v.property == "commit-progress")
+    part_way = replace(progress, witnesses=[replace(w, observed=1) for w in progress.witnesses])
+    assert bug.shown_by(replace(generated, verdicts=[part_way if v is progress else v
+                                                     for v in generated.verdicts])) is None
+
+
 def test_the_iceberg_first_commit_loss_applies_unless_the_control_topic_is_read_from_earliest():
     bug = BY_ID["iceberg-first-commit-lost"]
     cfg = dict(ALL_NAMED["iceberg-kill-during-first-commit"]().connector)
@@ -366,7 +403,7 @@ def test_the_entries_a_fault_sets_off_are_those_of_s3_answers_and_of_members_sto
         "confluent-error-inside-complete-200", "confluent-cut-xml-answer-kills-task", "confluent-412-head-403-skips-record",
         "confluent-close-drops-kept-writers", "iceberg-first-commit-lost", "aiven-zombie-overwrites-newer-object",
         "lenses-cooperative-rebalance-drops-kept-partitions", "lenses-http-max-retries-are-attempts",
-        "lenses-retried-upload-412-kills-task"}
+        "lenses-retried-upload-412-kills-task", "iceberg-revoke-drops-kept-uncommitted-records"}
 
 
 @pytest.mark.parametrize("bug_id", TRIGGERED)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from conformance.generators.rebalance_shapes import ASSIGNOR_OVERRIDE, COOPERATIVE_ASSIGNOR
 from conformance.inputs.scenario import FaultStep, Scenario
 
 PUBLIC_T = 1706713200000  # 2024-01-31T15:00:00Z
@@ -161,6 +162,29 @@ def tasks_create_namespace_at_once() -> Scenario:
                           "INSERT): two tasks may both pass the check")
 
 
+def cooperative_revoke_before_first_commit() -> Scenario:
+    """tasks.max=2 on 4 partitions under CooperativeStickyAssignor. Both tasks read 12 records,
+    and before the first commit round (iceberg.control.commit.interval-ms=10000) a worker joins:
+    one task moves to it, and when it starts there the other task is revoked only its two
+    partitions. Kafka Connect then calls close with the revoked partitions alone, and the sink's
+    close stops the task's commit worker, dropping the unsent records of the partitions it keeps
+    too; it seeks back only partitions with a committed offset, and these have none yet. The 12
+    records after the join go on from where the consumer was. The first record comes alone, a
+    moment before the others, so that one task auto-creates the table's namespace (two at once
+    is iceberg-namespace-create-race). The control topic is read from
+    earliest (iceberg.kafka.auto.offset.reset) so that a coordinator moving before its first
+    commit loses nothing (iceberg-first-commit-lost's workaround): a loss here is this close's."""
+    cfg = {**ICEBERG, "tasks.max": "2", ASSIGNOR_OVERRIDE: COOPERATIVE_ASSIGNOR,
+           "iceberg.control.commit.interval-ms": "10000", "iceberg.kafka.auto.offset.reset": "earliest"}
+    return Scenario("iceberg-cooperative-revoke-before-first-commit", cfg, {"events": 4}, _records(24, partitions=4),
+                    faults=[FaultStep(1, "wait", {"seconds": 3.0}),
+                            FaultStep(12, "wait", {"seconds": 2.0}), FaultStep(12, "add-worker"),
+                            FaultStep(12, "wait", {"seconds": 6.0})],
+                    notes="CommitterImpl.close stops the worker on any close; KafkaUtils.seekToLastCommittedOffsets "
+                          "skips a partition whose committed offset is null")
+
+
 ICEBERG_OWN: dict[str, Callable[[], Scenario]] = {s().name: s for s in (
     exactly_once_1000, kill_during_first_commit, kill_during_commit, kill_after_data_file, error_on_data_file, error_on_metadata,
-    zombie_worker, rebalance, lost_offset_commit, tombstone_first, tasks_create_namespace_at_once)}
+    zombie_worker, rebalance, lost_offset_commit, tombstone_first, tasks_create_namespace_at_once,
+    cooperative_revoke_before_first_commit)}

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from conformance.catalog.known_bugs.entry import TASK_FAILED, KnownBug
-from conformance.catalog.known_bugs.predicates import (auto_creates, reads_control_topic_from_latest,
+from conformance.catalog.known_bugs.predicates import (auto_creates, cooperative_tasks, kept_partitions_never_rewound,
+                                                       member_joins_or_leaves, reads_control_topic_from_latest,
                                                        task_stops_or_moves, tasks_auto_create_together)
 
 
@@ -89,5 +90,45 @@ BUGS: tuple[KnownBug, ...] = (
             "createNamespaceIfNotExist means to tolerate a namespace that exists, and a concurrent creator "
             "makes it exist between the catalog's check and its insert",
         breaks=TASK_FAILED,
+    ),
+    KnownBug(
+        id="iceberg-revoke-drops-kept-uncommitted-records",
+        sink="iceberg",
+        title="A cooperative rebalance that revokes some of a task's partitions drops the records it read of the "
+              "others, where they have no committed offset yet",
+        cite=None,
+        # the change that made close seek back to the committed offsets (1.9.0); the stall of a task
+        # whose worker a revoke-only close stopped
+        also=("apache/iceberg#12372", "apache/iceberg#17811"),
+        # measured on 1.12.0; before 1.9.0 (#12372) close stopped the whole committer and sought nothing
+        affected=((None, None),),
+        fixed_in=(),
+        needs=cooperative_tasks,
+        needs_text="consumer.override.partition.assignment.strategy=CooperativeStickyAssignor and tasks.max above "
+                   "one, when a task is revoked some partitions and keeps others before those have a committed "
+                   "offset (a worker joining, leaving or paused; or the second task's consumer joining after the "
+                   "first read records)",
+        # Kafka Connect calls close with the revoked partitions only (KIP-429); CommitterImpl.close
+        # stops the commit worker whatever it is given (its writers and their records go), then
+        # KafkaUtils.seekToLastCommittedOffsets seeks each assigned partition to its committed
+        # offset, skipping one whose committed offset is null: the kept partitions' consumer
+        # position stays past the dropped records
+        symptom="the records the task had read of the partitions it keeps, from their first offset, never reach "
+                "the table. With more records after, the task's next files carry its source offsets past them: "
+                "silent loss (6 records lost, iceberg-cooperative-revoke-before-first-commit on 1.12.0). With none "
+                "after, those partitions' offsets are never committed and every commit round leaves them out: "
+                "stuck until the task restarts (generated-009 at --profile ci: committed to None of 7 and of 1 "
+                "records). The worker's log shows \"Seeking to last committed offsets\" right after \"Found no "
+                "committed offset\" for the kept partitions",
+        workaround="keep the eager default assignor (no partition.assignment.strategy override)",
+        scenarios=("iceberg-cooperative-revoke-before-first-commit",),
+        shown_by=kept_partitions_never_rewound,
+        triggered_by=member_joins_or_leaves,
+        why="no upstream issue found (apache/iceberg's issues and pull requests searched for the cooperative "
+            "revoke, seekToLastCommittedOffsets and partitions without a committed offset; #17811 reports the "
+            "revoke-only close stopping the worker, as a stall, not the dropped records); a consumer keeps a "
+            "partition's position through a cooperative revoke of others, so records dropped from the writer "
+            "must be sought back to, and for a partition never committed the seek is skipped",
+        breaks=("no-loss", "commit-progress", "liveness"),
     ),
 )

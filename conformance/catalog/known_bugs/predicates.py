@@ -78,6 +78,14 @@ def cooperative_assignor(cfg: dict[str, str]) -> bool:
     return cooperative(cfg)
 
 
+def cooperative_tasks(cfg: dict[str, str]) -> bool:
+    """The cooperative assignor with more than one task: a rebalance may revoke some of a task's
+    partitions while it keeps others."""
+    from conformance.generators.rebalance_shapes import tasks_max
+
+    return cooperative_assignor(cfg) and tasks_max(cfg) > 1
+
+
 def aiven_default_name_default_compression(cfg: dict[str, str]) -> bool:
     return not any(cfg.get(k) for k in ("file.name.template", "aws.s3.prefix", "file.compression.type"))
 
@@ -208,6 +216,20 @@ def kept_partitions_never_committed(result: Any) -> str | None:
     return ("commit-progress, every record written: " + "; ".join(
         f"{w.offsets[0]} committed to {w.observed} of {w.expected}" for w in stuck)
         + " after a member joined or left under the cooperative assignor")
+
+
+def kept_partitions_never_rewound(result: Any) -> str | None:
+    """Iceberg's cooperative bug without later records (it leaves no trace; its entry's condition
+    holds the member that joined, left or stalled): no-loss holds and partitions were never
+    committed at all, since close dropped their records and sought back only partitions with a
+    committed offset; or None."""
+    stuck = _stuck_commits(result)
+    if not stuck or any(w.observed is not None for w in stuck) or not any(
+            v.property == "no-loss" and v.status == "pass" for v in result.verdicts):
+        return None
+    return ("commit-progress, never committed: " + "; ".join(f"{w.offsets[0]} committed to None of {w.expected}"
+                                                            for w in stuck)
+            + " after a member joined, left or stalled under the cooperative assignor")
 
 
 def aiven_parquet_without_new_lists(cfg: dict[str, str]) -> bool:
