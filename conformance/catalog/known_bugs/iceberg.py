@@ -119,9 +119,12 @@ BUGS: tuple[KnownBug, ...] = (
                 "after, those partitions' offsets are never committed and every commit round leaves them out: "
                 "stuck until the task restarts (generated-009 at --profile ci: committed to None of 7 and of 1 "
                 "records). The worker's log shows \"Seeking to last committed offsets\" right after \"Found no "
-                "committed offset\" for the kept partitions",
+                "committed offset\" for the kept partitions. It comes at start too, when the second task's consumer "
+                "joins after the first read records: cooperative-worker-joins-then-leaves lost 10 records of the "
+                "two partitions the first task kept (in one run of several on 1.12.0: in the others both tasks joined "
+                "together)",
         workaround="keep the eager default assignor (no partition.assignment.strategy override)",
-        scenarios=("iceberg-cooperative-revoke-before-first-commit",),
+        scenarios=("iceberg-cooperative-revoke-before-first-commit", "cooperative-worker-joins-then-leaves"),
         shown_by=kept_partitions_never_rewound,
         triggered_by=member_joins_or_leaves,
         why="no upstream issue found (apache/iceberg's issues and pull requests searched for the cooperative "
