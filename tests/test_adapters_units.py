@@ -452,14 +452,18 @@ def test_with_no_fault_played_and_no_retried_put_the_settled_window_is_two_flush
     """Where the run played no fault, no task of its connector logged a RetriableException and
     the sink has no wall-clock flush of its own, nothing moves without a record: the settled
     window is two flush intervals (at least 4 s). A task's RetriableException in a worker's log,
-    a fault played, or a timer of the sink's (Lenses' flush.interval, Confluent's
-    rotate.schedule.interval.ms) brings back the 8 s."""
+    a fault played, a timer of the sink's (Lenses' flush.interval, Confluent's
+    rotate.schedule.interval.ms) brings back the 8 s; a sink that has neither committed nor
+    written anything yet waits the long window (stable_s)."""
     from adapters.connect.profiles import PROFILES
 
-    def stalled(log_text: str, faults_played: bool, profile: str = "confluent", config=None) -> float:
+    def stalled(log_text: str, faults_played: bool, profile: str = "confluent", config=None,
+                committed=None) -> float:
         log = tmp_path / "connect.log"
         log.write_text("")
         t = _StalledConnectTarget(["RUNNING"])
+        if committed is not None:
+            t.committed_offsets = lambda: committed
         t.profile, t.config = PROFILES[profile], config or {}
         t.stack = SimpleNamespace(log_paths=lambda: {"worker-1": str(log), "broker": str(tmp_path / "nope")})
         t.faults_played = faults_played
@@ -477,6 +481,9 @@ def test_with_no_fault_played_and_no_retried_put_the_settled_window_is_two_flush
     # a sink's own wall-clock timer may write after 4 s of nothing: Lenses' flush.interval did
     assert stalled("", faults_played=False, profile="lenses") >= 8
     assert stalled("", faults_played=False, config={"rotate.schedule.interval.ms": "60000"}) >= 8
+    # nothing committed and nothing written yet: the sink may still be starting (an Avro
+    # converter's first registry lookups under load took some 9 s): the long window
+    assert stalled("", faults_played=False, committed={}) >= 15
 
 
 def _connect_rest_answering(answers: list[int]):

@@ -192,9 +192,10 @@ class ConnectObserving:
         a rotation, or a task still catching up), `settled_s` (three flush intervals, at least
         8 s: longer than a put retried after the connector's 5 s retry.backoff.ms) while every
         task is RUNNING and the consumer group Stable with the same members owning every
-        partition (two flush intervals, at least 4 s, where the run played no fault, no task of
-        the connector logged a retriable failure and the sink has no wall-clock flush of its own
-        under its config: _nothing_to_retry); else `stable_s`
+        partition and the sink has committed or written something (two flush intervals, at
+        least 4 s, where the run played no fault, no task of the connector logged a retriable
+        failure and the sink has no wall-clock flush of its own under its config:
+        _nothing_to_retry); else `stable_s`
         (default five flush intervals, at least 15 s, longer than a
         consumer-group rebalance after a crash), or the short window when every task FAILED
         (nothing moves again until a restart: a task the run's S3 answer killed). The members are part of the state, so a member
@@ -232,8 +233,12 @@ class ConnectObserving:
                 pending = self._pending(committed)
                 state = (tuple(sorted(committed.items())), listing, uploads, members, dead)
                 stable = watch.unchanged_for(state, time.monotonic())
+                # a sink that has neither committed nor written anything yet may still be starting
+                # (a converter's first schema lookups, its first upload): only a sink that has
+                # moved shows by standing still that it waits for a record
+                moved = bool(committed) or bool(listing)
                 need = (max(stable_s, pending[1]) if pending else at_end_stable_s if not behind or dead
-                        else stable_s if not members
+                        else stable_s if not members or not moved
                         else unretried_s if self._nothing_to_retry() else settled_s)
                 if stable >= need:
                     return watch.end(True)
