@@ -219,17 +219,26 @@ def kept_partitions_never_committed(result: Any) -> str | None:
 
 
 def kept_partitions_never_rewound(result: Any) -> str | None:
-    """Iceberg's cooperative bug without later records (it leaves no trace; its entry's condition
-    holds the member that joined, left or stalled): no-loss holds and partitions were never
-    committed at all, since close dropped their records and sought back only partitions with a
-    committed offset; or None."""
+    """Iceberg's cooperative bug, which leaves no trace: a task revoked some partitions (at start,
+    when the second task's consumer joins after the first read records, or when a member joins,
+    leaves or stalls) drops what it read of the others and seeks back only committed partitions.
+    With no records after, those partitions are never committed (no-loss holds); with records
+    after, the first ones are lost from their partition's first offset, shown only where no fault
+    stopped or moved a task (a coordinator moving before its first commit loses records too:
+    iceberg-first-commit-lost). The witness, or None."""
     stuck = _stuck_commits(result)
-    if not stuck or any(w.observed is not None for w in stuck) or not any(
-            v.property == "no-loss" and v.status == "pass" for v in result.verdicts):
+    no_loss = next((v for v in result.verdicts if v.property == "no-loss"), None)
+    if no_loss is None:
         return None
-    return ("commit-progress, never committed: " + "; ".join(f"{w.offsets[0]} committed to None of {w.expected}"
-                                                            for w in stuck)
-            + " after a member joined, left or stalled under the cooperative assignor")
+    if stuck and all(w.observed is None for w in stuck) and no_loss.status == "pass":
+        return ("commit-progress, never committed: " + "; ".join(
+            f"{w.offsets[0]} committed to None of {w.expected}" for w in stuck) + " under the cooperative assignor")
+    lost = [o for w in no_loss.witnesses for o in w.offsets]
+    if (no_loss.status == "fail" and lost and all(w.anomaly == "lost" for w in no_loss.witnesses)
+            and any(o.endswith("@0") for o in lost) and not task_stops_or_moves(result.scenario)):
+        return (f"no-loss: {', '.join(lost[:4])} lost from their partitions' first offset, with no task stopped or "
+                "moved, under the cooperative assignor")
+    return None
 
 
 def aiven_parquet_without_new_lists(cfg: dict[str, str]) -> bool:
