@@ -58,6 +58,7 @@ class KafkaSink(SinkInstance):
                      **consumer_timeouts(False), **(consumer_config or {})}
         self.consumer: Any = None
         self.paused_ever = False
+        self.leaving = False  # unsubscribed before close(): rebalance callbacks touch nothing
         self.lost: str | None = None
         self._retry: dict[TP, int] = {}  # offsets whose commit hit a rebalance: retried next poll
         self._callback_error: BaseException | None = None
@@ -78,6 +79,8 @@ class KafkaSink(SinkInstance):
     def _on_assign(self, consumer: Any, partitions: list) -> None:
         from confluent_kafka import KafkaException
 
+        if self.leaving:
+            return
         tps = [(p.topic, p.partition) for p in partitions]
         deadline = time.monotonic() + 30
         while True:  # the group coordinator may still be loading the offsets topic: retry, bounded
@@ -95,8 +98,8 @@ class KafkaSink(SinkInstance):
         self.journal_event("assigned", {f"{t}-{q}": self.positions.get((t, q), 0) for t, q in tps})
 
     def _on_revoke(self, consumer: Any, partitions: list, lost: bool = False) -> None:
-        if self.killed.is_set():
-            return  # a crash closes nothing
+        if self.killed.is_set() or self.leaving:
+            return  # a crash closes nothing; a leaving instance has closed its task already
         self.journal_event("lost" if lost else "revoked", [f"{p.topic}-{p.partition}" for p in partitions])
         if self.paused_ever:
             # a resumed zombie: the group moved on while it slept; _on_fenced deals with it
@@ -206,7 +209,24 @@ class KafkaSink(SinkInstance):
     def _finally(self) -> None:
         if self.consumer is not None:
             try:
+                self._leave_group()
                 self.consumer.close()  # auto-commit is off: closing commits nothing
             except Exception:
                 pass
             self.consumer = None
+
+    def _leave_group(self, timeout_s: float = 10.0, served_s: float = 0.3) -> None:
+        """Unsubscribe and serve the rebalance events that follow before close(). A rebalance
+        event that close() serves itself can hang it for good: the fallback rd_kafka_assign that
+        confluent-kafka makes after the callback never returns once the group is terminating
+        (librdkafka #4884, open), and it is made holding the GIL, so every thread of the process
+        stops. A resumed zombie hung the default test run that way (pysink:broker, zombie-task:
+        its pause outlasted max.poll.interval.ms, and it was closed with the group's events
+        unserved). Bounded: after `timeout_s` close() is left to it."""
+        self.leaving = True
+        self.consumer.unsubscribe()
+        started = time.monotonic()
+        while time.monotonic() - started < timeout_s:
+            self.consumer.poll(0.1)
+            if time.monotonic() - started >= served_s and not self.consumer.assignment():
+                return
