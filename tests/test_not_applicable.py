@@ -303,6 +303,33 @@ def test_R8_1_a_412_is_not_played_on_a_sink_whose_uploads_carry_no_condition():
                                   connector=None, version=None, seed=None), NotApplicable)
 
 
+@pytest.mark.parametrize("spec", ["kafka-connect:camel@4.18.0", "kafka-connect:iceberg"])
+def test_R8_1_no_412_is_played_on_camel_or_iceberg_whose_puts_carry_no_condition(spec):
+    # Iceberg 1.12.0 and Camel 4.18.0 had been played the three s3-412 scenarios, S3 answering 412 to
+    # a PutObject with no condition: a run production cannot have, which killed the task
+    kind = spec.split(":")[1].split("@")[0]
+    for name in ("s3-412-with-the-object", "s3-412-without-the-object", "s3-412-without-the-object-two-partitions"):
+        verdict = planned(ALL_NAMED[name](), spec, connector=None, version=None, seed=None)
+        assert isinstance(verdict, NotApplicable) and f"{kind}'s uploads carry no condition" in verdict.reason
+
+
+def test_R8_1_camels_puts_carry_a_condition_where_the_component_is_told_to():
+    import dataclasses
+
+    from conformance.playing.runner import faults_for_target
+
+    sc = ALL_NAMED["s3-412-with-the-object"]()
+    told = dataclasses.replace(sc, connector={**sc.connector,
+                                              "camel.component.aws2-s3.conditional-writes-enabled": "true"})
+    assert not isinstance(planned(told, "kafka-connect:camel@4.18.0", connector=None, version=None, seed=None),
+                          NotApplicable)
+    steps, notes = faults_for_target(told, "kafka-connect:camel@4.18.0")
+    assert any(f.kind == "s3" and f.params.get("status") == 412 for f in steps), notes
+    steps, notes = faults_for_target(sc, "kafka-connect:camel@4.18.0")
+    assert not any(f.kind == "s3" and f.params.get("status") == 412 for f in steps)
+    assert any("camel's uploads carry no condition" in n for n in notes)
+
+
 def test_R6_2_a_generated_stream_with_a_nested_field_name_is_not_played_on_a_release_before_12():
     # --profile default on real 10.6.18 played one and it ended unknown (the task died at offset 0)
     import dataclasses

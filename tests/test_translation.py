@@ -157,6 +157,32 @@ def test_lenses_claims_no_liveness_where_its_client_does_not_retry_the_answer_an
     assert claim_for("lenses", throttled.connector, throttled.faults, None).claims("liveness")
 
 
+def test_R7_4_iceberg_and_camel_claim_no_liveness_where_their_sdk_v2_client_does_not_retry_the_answer():
+    # both tasks die on a 403 their client does not retry (Iceberg's S3FileIO: the SDK's default
+    # condition and XMLStreamException; Camel: put() throws 'Exchange delivery has failed!'); on
+    # real Iceberg 1.12.0 s3-access-denied-on-complete and s3-signature-mismatch-on-part had failed
+    # liveness and commit-progress, claims neither sink makes
+    from conformance.catalog.named import ALL_NAMED
+    from conformance.judging.claims import claim_for
+
+    for name in ("s3-access-denied-on-complete", "s3-signature-mismatch-on-part"):
+        sc = ALL_NAMED[name]()
+        for kind in ("iceberg", "camel"):
+            claim = claim_for(kind, sc.connector, sc.faults, None)
+            assert not claim.claims("liveness") and not claim.claims("commit-progress"), (kind, name)
+            assert claim.claims("no-loss") and claim.claims("commit-safety") == (kind == "camel")
+            assert any("does not retry" in r for r in claim.reasons)
+    for name in ("s3-429-on-part", "s3-request-timeout-on-part", "s3-reset-mid-part"):
+        sc = ALL_NAMED[name]()
+        for kind in ("iceberg", "camel"):
+            assert claim_for(kind, sc.connector, sc.faults, None).claims("liveness"), (kind, name)
+    # a reporter that tolerates the failed exchange keeps the task alive and its record out of S3
+    denied = ALL_NAMED["s3-access-denied-on-complete"]()
+    tolerated = {**denied.connector, "errors.tolerance": "all", "errors.log.enable": "true"}
+    claim = claim_for("camel", tolerated, denied.faults, None)
+    assert claim.claims("liveness") and not claim.claims("no-loss")
+
+
 def test_a_putobject_rule_counts_records_after_it_and_goes_where_none_reaches_s3():
     """A generated Camel run ended unknown: a Complete rule with nth=2 armed before the last record
     waited for a second PutObject that never came (one record after it), and the task had

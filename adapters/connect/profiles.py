@@ -53,9 +53,11 @@ class ConnectorProfile:
     counterparts: Callable[[Mapping[str, str]], list[Counterpart]] | None = field(default=None, repr=False)
     # how it writes an object: "multipart" (Create, UploadPart, Complete) or "put" (one PutObject)
     uploads: str = "multipart"
-    # None: its uploads never carry a condition (If-None-Match), so S3 never answers them 412,
-    # with where its source says so; "": they may (or it is not known)
+    # where its source says its uploads carry no condition (If-None-Match), so S3 never answers
+    # them 412; "": they may (or it is not known)
     unconditional_uploads: str = ""
+    # the property that gives its uploads a condition after all, where one does (read as a boolean)
+    conditional_uploads_key: str = ""
     # its objects end at each offset flush (Aiven): how many parts a file has follows the stream's
     # pace against offset.flush.interval.ms, so no rule can count on a part number above 1
     parts_follow_flush: bool = False
@@ -82,8 +84,21 @@ class ConnectorProfile:
         return {**(self.worker_converters if self.worker_converters is not None else converters),
                 **self.worker_settings}
 
+    def unconditional_under(self, config: Mapping[str, str]) -> str:
+        """Why this sink's uploads carry no condition under `config`, or "" where they may."""
+        if self.conditional_uploads_key:
+            wanted = _binding_name(self.conditional_uploads_key)
+            if any(_binding_name(k) == wanted and str(v).strip().lower() == "true" for k, v in config.items()):
+                return ""
+        return self.unconditional_uploads
+
     def endpoint_keys(self) -> tuple[str, ...]:
         return tuple(self.fill(S3Location("http://x", "b", "a", "s")).keys())
+
+
+def _binding_name(key: str) -> str:
+    """A Camel property name as its property binding matches it: case and dashes aside."""
+    return key.lower().replace("-", "")
 
 
 def _confluent(s3: S3Location) -> dict[str, str]:
@@ -431,6 +446,9 @@ PROFILES: dict[str, ConnectorProfile] = {
             own_prefixes=("camel.",),
             counterparts=_camel_counterparts,
             uploads="put",
+            unconditional_uploads="the kamelet's aws2-s3 endpoint sets no conditionalWritesEnabled, and AWS2S3Producer "
+                                  "adds If-None-Match to its PutObject only under it (4.18.0)",
+            conditional_uploads_key="camel.component.aws2-s3.conditionalWritesEnabled",
             worker_converters=CAMEL_WORKER_CONVERTERS,
         ),
         ConnectorProfile(
@@ -454,6 +472,8 @@ PROFILES: dict[str, ConnectorProfile] = {
             own_prefixes=("iceberg.",),
             counterparts=_iceberg_counterparts,
             uploads="put",
+            unconditional_uploads="S3FileIO's S3OutputStream builds its PutObject and multipart requests with no "
+                                  "If-None-Match or If-Match (iceberg-aws 1.12.0)",
             data_key_glob="*/data/*.parquet",
             # 90 jars: scanning them takes a worker 11.8 s to start, the service manifests 3.6 s
             worker_settings={"plugin.discovery": "service_load"},

@@ -111,11 +111,12 @@ def task_stops_at(kind: str, config: dict[str, str], values: list[Any]) -> int |
     return stops[0] if stops else None
 
 
-def camel_claim(config: dict[str, str], null_values: bool = False) -> Claim:
+def camel_claim(config: dict[str, str], null_values: bool = False, faults: Iterable[FaultStep] = ()) -> Claim:
     """Camel's aws-s3-sink: put() sends each record through the kamelet to S3 (one PutObject,
     keyed by the `file`/`ce-file` header, `keyName`, else the exchange id) and returns only once
     it is written, so the offsets the worker commits after put() are durable: at-least-once.
-    A failed exchange goes to the errant-record reporter where there is one, else fails the task."""
+    A failed exchange goes to the errant-record reporter where there is one, else fails the task
+    (CamelSinkTask.put, 4.18.0: "Exchange delivery has failed!")."""
     props = set(AT_LEAST_ONCE)
     reasons = ["put() writes each record synchronously before the worker commits its offset: at-least-once",
                "keys are the Camel exchange id unless a header or keyName names them: no naming to hold it to"]
@@ -132,6 +133,19 @@ def camel_claim(config: dict[str, str], null_values: bool = False) -> Claim:
             reasons.append("a null value fails its exchange (no body to write) and, without errors.tolerance=all "
                            "and an errant-record reporter (errors.log.enable=true or a dead-letter topic), the "
                            "task with it: liveness and commit-progress measured, not claimed")
+    fatal = sdk_v2_fatal_s3_answers(faults)
+    if fatal and errant_records_tolerated(config):
+        props -= {"no-loss"}
+        reasons.append(f"{S3_FATAL}: {fatal[0]}: the aws2-s3 producer's AWS SDK v2 client does not retry it and the "
+                       "exchange fails; with errors.tolerance=all and an errant-record reporter its record goes to the "
+                       "reporter, not to S3 (CamelSinkTask.put: 'Sending record to the DLQ'): no-loss measured, not "
+                       "claimed")
+    elif fatal:
+        props -= {"liveness", "commit-progress"}
+        reasons.append(f"{S3_FATAL}: {fatal[0]}: the aws2-s3 producer's AWS SDK v2 client does not retry it, the "
+                       "exchange fails and, without an errant-record reporter that tolerates it, put() throws "
+                       "('Exchange delivery has failed!') and Kafka Connect fails the task: liveness and commit "
+                       "progress measured, not claimed")
     return Claim("at-least-once", frozenset(props), "camel", tuple(reasons))
 
 
@@ -168,17 +182,14 @@ def aiven_claim(config: dict[str, str]) -> Claim:
                        "key must be there, a superseded one may be gone")
     return Claim("at-least-once", frozenset(props), "aiven", tuple(reasons), view=view)
 
-def lenses_fatal_s3_answers(config: dict[str, str], faults: Iterable[FaultStep]) -> list[str]:
-    """The S3 error answers of the schedule that Lenses' task dies on by its documentation: one
-    its AWS SDK v2 client does not retry (reference_impl.s3_errors.client_retries: 5xx, throttling,
-    RequestTimeout and the definite clock skews are retried), under connect.s3.error.policy=THROW,
-    the default (NOOP drops the error, RETRY hands Kafka Connect a RetriableException). A 412 is
-    not here: its upload carries If-None-Match, and dying on a 412 to its own retried upload is
-    known bug lenses-retried-upload-412-kills-task, not its documented behaviour."""
+def sdk_v2_fatal_s3_answers(faults: Iterable[FaultStep]) -> list[str]:
+    """The S3 error answers of the schedule an AWS SDK v2 client with its default retry condition
+    does not retry (reference_impl.s3_errors.client_retries: 5xx, throttling, RequestTimeout and
+    the definite clock skews are retried). A 412 is not here: S3 answers one only to a request
+    that carries a condition, and what a sink that sends one does with it is its own (Lenses':
+    known bug lenses-retried-upload-412-kills-task); a sink that sends none is never played one."""
     from reference_impl.s3_errors import client_retries
 
-    if config.get("connect.s3.error.policy", "THROW").strip().upper() != "THROW":
-        return []
     out = []
     for f in faults:
         p = f.params
@@ -189,6 +200,15 @@ def lenses_fatal_s3_answers(config: dict[str, str], faults: Iterable[FaultStep])
             continue
         out.append(f"{status} {code}".strip())
     return out
+
+
+def lenses_fatal_s3_answers(config: dict[str, str], faults: Iterable[FaultStep]) -> list[str]:
+    """The S3 error answers of the schedule that Lenses' task dies on by its documentation: one
+    its AWS SDK v2 client does not retry, under connect.s3.error.policy=THROW, the default (NOOP
+    drops the error, RETRY hands Kafka Connect a RetriableException)."""
+    if config.get("connect.s3.error.policy", "THROW").strip().upper() != "THROW":
+        return []
+    return sdk_v2_fatal_s3_answers(faults)
 
 
 def lenses_claim(config: dict[str, str], faults: Iterable[FaultStep] = (), bytes_values: bool = False) -> Claim:
@@ -237,11 +257,18 @@ def iceberg_claim(config: dict[str, str], faults: Iterable[FaultStep] = ()) -> C
     from adapters.connect.profiles import iceberg_commit_timing_s
 
     interval, timeout = iceberg_commit_timing_s(config)
+    faults = list(faults)
     props = {"no-loss", "no-duplicates", "atomic-visibility", "commit-progress", "liveness"}
-    lost = ()
+    lost: tuple[str, ...] = ()
+    fatal = sdk_v2_fatal_s3_answers(faults)
+    if fatal:
+        props -= {"liveness", "commit-progress"}
+        lost += (f"{S3_FATAL}: {fatal[0]}: S3FileIO's AWS SDK v2 client does not retry it (its retry condition is "
+                 "the SDK's default and XMLStreamException, iceberg-aws 1.12.0), the IOException leaves the task's "
+                 "put() and Kafka Connect fails the task: liveness and commit progress measured, not claimed",)
     if any(f.kind == "lose-offset-commit" for f in faults):
         props.discard("no-duplicates")
-        lost = ("exactly-once rests on the Connect group's committed offsets (the task seeks to them, "
+        lost += ("exactly-once rests on the Connect group's committed offsets (the task seeks to them, "
                 "KafkaUtils.seekToLastCommittedOffsets; snapshots store only the control topic's): an offset "
                 "commit lost outside the sink re-delivers records the table holds, so no-duplicates is "
                 "measured, not claimed",)
@@ -385,7 +412,7 @@ def claim_for(target: str, config: dict[str, str], faults: Iterable[FaultStep] =
     if kind == "spark-streaming":
         return spark_claims(faults)[0]
     if kind == "camel":
-        return camel_claim(config, null_values)
+        return camel_claim(config, null_values, faults)
     if kind == "iceberg":
         return iceberg_claim(config, faults)
     if kind == "aiven":

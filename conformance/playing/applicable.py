@@ -373,9 +373,9 @@ def sink_inapplicable(name: str, spec: str, scenario: Scenario | None = None) ->
     profile = connector_profile(spec)
     if profile is None:
         return None
-    if profile.unconditional_uploads and "conditional-writes" in point_of(name):
-        return (f"{profile.name}'s uploads carry no condition: {profile.unconditional_uploads}, so S3 never answers "
-                "them 412")
+    unconditional = profile.unconditional_under(scenario.connector if scenario is not None else {})
+    if unconditional and "conditional-writes" in point_of(name):
+        return f"{profile.name}'s uploads carry no condition: {unconditional}, so S3 never answers them 412"
     if profile.name != "confluent" and scenario is not None and any(
             f.kind == "s3" and f.params.get("operation") == "HeadObject" for f in scenario.faults):
         # the rule waits for the HEAD Confluent's S3OutputStream.fileExists asks after a 412 (R8.2)

@@ -142,8 +142,8 @@ def faults_for_target(scenario: Scenario, target_spec: str, writes_until: int | 
     uploads = uploads_of(target_spec)
     data_key = data_key_glob_of(target_spec)
     profile = connector_profile(target_spec)
-    unconditional = (f"{profile.name}'s uploads carry no condition ({profile.unconditional_uploads})"
-                     if profile is not None and profile.unconditional_uploads else "")
+    unconditional = (f"{profile.name}'s uploads carry no condition ({why})"
+                     if profile is not None and (why := profile.unconditional_under(scenario.connector)) else "")
     out: list[FaultStep] = []
     notes: list[str] = []
     merged = dict(scenario.connector)
