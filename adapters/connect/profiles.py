@@ -58,6 +58,8 @@ class ConnectorProfile:
     unconditional_uploads: str = ""
     # the property that gives its uploads a condition after all, where one does (read as a boolean)
     conditional_uploads_key: str = ""
+    # where its sink cannot write a registry converter's Struct value at all, why ("": it can)
+    no_struct_values: str = ""
     # its objects end at each offset flush (Aiven): how many parts a file has follows the stream's
     # pace against offset.flush.interval.ms, so no rule can count on a part number above 1
     parts_follow_flush: bool = False
@@ -449,6 +451,10 @@ PROFILES: dict[str, ConnectorProfile] = {
             unconditional_uploads="the kamelet's aws2-s3 endpoint sets no conditionalWritesEnabled, and AWS2S3Producer "
                                   "adds If-None-Match to its PutObject only under it (4.18.0)",
             conditional_uploads_key="camel.component.aws2-s3.conditionalWritesEnabled",
+            no_struct_values="its S3 producer writes a String, byte[] or InputStream body, and a registry "
+                             "converter's Struct is none of them (real 4.18.0: InvalidPayloadException 'No body "
+                             "available of type: java.io.InputStream but has type: org.apache.kafka.connect.data."
+                             "Struct', the task failed at the first record)",
             worker_converters=CAMEL_WORKER_CONVERTERS,
         ),
         ConnectorProfile(

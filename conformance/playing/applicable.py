@@ -362,6 +362,16 @@ def release_dies_before_any_object(sc: Scenario, cfg: SinkConfig) -> str | None:
     return None
 
 
+def _registry_values(config: dict[str, str]) -> bool:
+    """Does the config's value converter read the Schema Registry's wire format (Structs)?"""
+    from reference_impl.converters import ConverterError, UnknownConverter, converter_for
+
+    try:
+        return converter_for(config, "value").reads_registry
+    except (ConverterError, UnknownConverter):
+        return False  # a converter the run refuses elsewhere, with its own reason
+
+
 def sink_inapplicable(name: str, spec: str, scenario: Scenario | None = None) -> str | None:
     """Why a named scenario's point is not one the target's sink can meet whatever its config (a
     412 to a sink whose uploads carry no condition: S3 answers none; a NoSuchUpload to a sink that
@@ -373,6 +383,8 @@ def sink_inapplicable(name: str, spec: str, scenario: Scenario | None = None) ->
     profile = connector_profile(spec)
     if profile is None:
         return None
+    if profile.no_struct_values and scenario is not None and _registry_values(scenario.connector):
+        return f"{profile.name} cannot write the records of a registry converter: {profile.no_struct_values}"
     unconditional = profile.unconditional_under(scenario.connector if scenario is not None else {})
     if unconditional and "conditional-writes" in point_of(name):
         return f"{profile.name}'s uploads carry no condition: {unconditional}, so S3 never answers them 412"
