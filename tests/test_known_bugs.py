@@ -245,6 +245,10 @@ def test_aiven_and_lenses_findings_of_the_default_runs_are_known_bugs_outside_th
     assert retried.needs(cfg) and not retried.needs({**cfg, "connect.s3.error.policy": "RETRY"})
     assert retried.matches("software.amazon.awssdk.services.s3.model.S3Exception: At least one of the "
                            "pre-conditions you specified did not hold (Service: S3, Status Code: 412")
+    # a 412 to an upload that landed sets it off as a lost answer does; one S3 gives with no object
+    # there is the THROW policy's documented death (the claim measures liveness)
+    assert retried.triggered_by(ALL_NAMED["s3-412-with-the-object"]())
+    assert not retried.triggered_by(ALL_NAMED["s3-412-without-the-object"]())
 
 
 def test_lenses_cooperative_rebalance_bug_needs_the_cooperative_assignor_and_leaves_the_missing_lock_etag():

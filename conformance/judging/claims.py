@@ -182,12 +182,14 @@ def aiven_claim(config: dict[str, str]) -> Claim:
                        "key must be there, a superseded one may be gone")
     return Claim("at-least-once", frozenset(props), "aiven", tuple(reasons), view=view)
 
-def sdk_v2_fatal_s3_answers(faults: Iterable[FaultStep]) -> list[str]:
+def sdk_v2_fatal_s3_answers(faults: Iterable[FaultStep], conditional: bool = False) -> list[str]:
     """The S3 error answers of the schedule an AWS SDK v2 client with its default retry condition
     does not retry (reference_impl.s3_errors.client_retries: 5xx, throttling, RequestTimeout and
-    the definite clock skews are retried). A 412 is not here: S3 answers one only to a request
-    that carries a condition, and what a sink that sends one does with it is its own (Lenses':
-    known bug lenses-retried-upload-412-kills-task); a sink that sends none is never played one."""
+    the definite clock skews are retried). A 412 only where the sink's requests carry a condition
+    (`conditional`; elsewhere none is played) and S3 refused the write (a conflicting one, no object
+    at the key): a 412 to an upload S3 applied (state "applied") is not here, for the write is
+    there, and a sink that dies of that has a bug of its own (Lenses':
+    lenses-retried-upload-412-kills-task)."""
     from reference_impl.s3_errors import client_retries
 
     out = []
@@ -196,7 +198,11 @@ def sdk_v2_fatal_s3_answers(faults: Iterable[FaultStep]) -> list[str]:
         if f.kind != "s3" or p.get("action") != "fail":
             continue
         status, code = int(p.get("status") or 0), str(p.get("code") or "")
-        if status == 412 or code == "PreconditionFailed" or client_retries(status, code, True):
+        if status == 412 or code == "PreconditionFailed":
+            if conditional and p.get("state") != "applied":
+                out.append(f"{status} {code}".strip())
+            continue
+        if client_retries(status, code, True):
             continue
         out.append(f"{status} {code}".strip())
     return out
@@ -205,10 +211,11 @@ def sdk_v2_fatal_s3_answers(faults: Iterable[FaultStep]) -> list[str]:
 def lenses_fatal_s3_answers(config: dict[str, str], faults: Iterable[FaultStep]) -> list[str]:
     """The S3 error answers of the schedule that Lenses' task dies on by its documentation: one
     its AWS SDK v2 client does not retry, under connect.s3.error.policy=THROW, the default (NOOP
-    drops the error, RETRY hands Kafka Connect a RetriableException)."""
+    drops the error, RETRY hands Kafka Connect a RetriableException). Its uploads put with
+    If-None-Match: *, so a 412 S3 gives them for a write it refused is one of these."""
     if config.get("connect.s3.error.policy", "THROW").strip().upper() != "THROW":
         return []
-    return sdk_v2_fatal_s3_answers(faults)
+    return sdk_v2_fatal_s3_answers(faults, conditional=True)
 
 
 def lenses_claim(config: dict[str, str], faults: Iterable[FaultStep] = (), bytes_values: bool = False) -> Claim:

@@ -9,7 +9,7 @@ from conformance.catalog.known_bugs.predicates import (commit_stopped_at_tombsto
                                                        lenses_error_policy_throws, lenses_json_writes_nulls,
                                                        lenses_parquet, lenses_skips_nulls,
                                                        lock_write_fails_as_often_as_attempts, member_joins_or_leaves,
-                                                       upload_answer_lost)
+                                                       upload_landed_unacknowledged)
 
 # 5110b8130 ("fix: ArrayIndexOutOfBoundsException when writing records with different schema
 # versions", 2026-01-29) replaced AvroData.fromConnectData with ToAvroDataConverter's own
@@ -282,16 +282,17 @@ BUGS: tuple[KnownBug, ...] = (
         fixed_in=(),
         needs=lenses_error_policy_throws,
         needs_text="connect.s3.error.policy left at THROW (the default), when S3 applies an upload and its answer is "
-                   "lost (dropped or cut), so the S3 client sends it again",
+                   "lost (dropped or cut), so the S3 client sends it again, or when S3 answers 412 to an upload "
+                   "that landed",
         symptom="S3Exception 412 \"At least one of the pre-conditions you specified did not hold\" on the PutObject "
                 "of a staged .temp-upload/ file, and the task FAILED until restarted by hand (liveness, "
                 "commit-progress); the restarted task uploads the file again and goes on",
         workaround="connect.s3.error.policy=RETRY (Kafka Connect redelivers and the pending upload is retried "
                    "from the local file)",
         # (multipart-lost-commit loses the same answer, but its crash step restarts the failed task: it passes)
-        scenarios=("lenses-lost-answer-to-an-upload",),
+        scenarios=("lenses-lost-answer-to-an-upload", "s3-412-with-the-object"),
         signature=r"pre-conditions you specified did not hold",
-        triggered_by=upload_answer_lost,
+        triggered_by=upload_landed_unacknowledged,
         why="no upstream issue found; AwsS3StorageInterface.uploadFile puts with If-None-Match: *, so when the "
             "SDK retries a PutObject whose first attempt landed (a lost answer: multipart-lost-commit's dropped "
             "response) S3 answers 412; PendingOperationsProcessors calls it a transient failure "

@@ -357,6 +357,14 @@ def upload_answer_lost(scenario: Any) -> bool:
     return any(r.get("action") == "drop-response" or _answer_cut(r) for r in _s3_rules(scenario, UPLOAD_OPERATIONS))
 
 
+def upload_landed_unacknowledged(scenario: Any) -> bool:
+    """An upload S3 applied that the sink is not told landed: its answer lost (it sends it again
+    and meets a 412), or a 412 S3 gives it with the object there (a write that landed before)."""
+    return upload_answer_lost(scenario) or any(
+        r.get("action") == "fail" and int(r.get("status") or 0) == 412 and r.get("state") == "applied"
+        for r in _s3_rules(scenario, UPLOAD_OPERATIONS))
+
+
 def lock_write_fails_as_often_as_attempts(scenario: Any) -> bool:
     """Lenses: an S3 error every client retries, on PutObjects of the .indexes/ lock objects, as
     many times in a row as connect.s3.http.max.retries (default 5) says (which is the S3 client's
