@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from conformance.catalog.points import point_of
 from conformance.inputs.connector_config import sink_config
 from conformance.inputs.scenario import Scenario, ScenarioError, converter_kind
-from conformance.inputs.wire import with_worker_converters
+from conformance.inputs.wire import NotRealizable, converters, with_worker_converters
 from reference_impl.config import ConfigError, SinkConfig
 from reference_impl.versions import VersionError
 
@@ -364,11 +364,11 @@ def release_dies_before_any_object(sc: Scenario, cfg: SinkConfig) -> str | None:
 
 def _registry_values(config: dict[str, str]) -> bool:
     """Does the config's value converter read the Schema Registry's wire format (Structs)?"""
-    from reference_impl.converters import ConverterError, UnknownConverter, converter_for
+    from reference_impl.converters import ConverterError
 
     try:
-        return converter_for(config, "value").reads_registry
-    except (ConverterError, UnknownConverter):
+        return converters(config)[1].reads_registry
+    except (ConverterError, NotRealizable):
         return False  # a converter the run refuses elsewhere, with its own reason
 
 
